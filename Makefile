@@ -1,0 +1,33 @@
+# The README's commands. Every target sets itself up: `install` is idempotent and the others depend on it.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: install demo test bench fuzz model train-demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	# torch first, pinned: its CPU build lies on this machine's disk; any other spec pulls a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[llm,train,dev,plot]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/trace-envs demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m benchmarks
+
+fuzz: install
+	TRACE_ENVS_FUZZ=1 $(BIN)/python -m pytest -q tests -k property -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) dist build .pytest_cache

@@ -1,0 +1,37 @@
+"""Composable, weighted predicates over an action trace: one implementation scores env episodes and labels real runs."""
+
+from trace_envs.checks.clauses import (
+    AllCompleted,
+    CallMade,
+    CallRef,
+    Check,
+    CheckResult,
+    Clause,
+    Communicated,
+    Confirmation,
+    FinalState,
+    Label,
+    NoCall,
+    Order,
+)
+from trace_envs.checks.matching import BindingError, matches
+from trace_envs.checks.trace import ActionTrace, TraceStep
+
+__all__ = [
+    "ActionTrace",
+    "AllCompleted",
+    "BindingError",
+    "CallMade",
+    "CallRef",
+    "Check",
+    "CheckResult",
+    "Clause",
+    "Communicated",
+    "Confirmation",
+    "FinalState",
+    "Label",
+    "NoCall",
+    "Order",
+    "TraceStep",
+    "matches",
+]

@@ -1,0 +1,79 @@
+"""The action trace a check scores: the ordered tool calls and messages of an episode or a real run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from trace_envs.trajectories.models import Run
+
+StepKind = Literal["call", "say", "user"]
+
+
+class TraceStep(BaseModel):
+    """One step: an agent tool call (`call`), an agent message to the user (`say`) or a user message (`user`)."""
+
+    kind: StepKind
+    name: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: bool = False
+    text: str | None = None
+
+
+class ActionTrace(BaseModel):
+    """What an episode did, in order, plus the final scenario state when an env produced it."""
+
+    steps: list[TraceStep] = Field(default_factory=list)
+    final_state: dict[str, Any] | None = None
+    tool_kinds: dict[str, str] = Field(default_factory=dict, description="Tool name to read / write / other.")
+
+    @property
+    def calls(self) -> list[TraceStep]:
+        return [s for s in self.steps if s.kind == "call"]
+
+    def kind_of(self, tool: str | None) -> str:
+        return self.tool_kinds.get(tool or "", "other")
+
+    @classmethod
+    def from_run(cls, run: Run, tool_kinds: dict[str, str] | None = None) -> "ActionTrace":
+        """Build the trace of a real run: agent calls, agent text and user text in message order.
+
+        Calls made by the simulated user (tau2 `requestor: user`) are not the agent's actions and are left out.
+        """
+        calls_by_msg: dict[int, list] = {}
+        for call in run.tool_calls:
+            if call.requestor == "agent":
+                calls_by_msg.setdefault(call.message_index, []).append(call)
+        steps: list[TraceStep] = []
+        for i, msg in enumerate(run.messages):
+            role = msg.get("role")
+            content = msg.get("content")
+            if role == "assistant":
+                if isinstance(content, str) and content.strip():
+                    steps.append(TraceStep(kind="say", text=content))
+                for call in calls_by_msg.get(i, []):
+                    steps.append(
+                        TraceStep(
+                            kind="call",
+                            name=call.name,
+                            arguments=call.arguments,
+                            result=parse_result(call.result),
+                            error=call.error,
+                        )
+                    )
+            elif role == "user" and isinstance(content, str):
+                steps.append(TraceStep(kind="user", text=content))
+        return cls(steps=steps, tool_kinds=dict(tool_kinds or {}))
+
+
+def parse_result(raw: Any) -> Any:
+    """A tool result as JSON when it parses, else the raw text."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+    return raw

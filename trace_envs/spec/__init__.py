@@ -1,0 +1,1 @@
+"""CapabilitySpec and its JSON Schema."""

@@ -1,0 +1,1 @@
+"""Data sources: the trajectory model, loaders for real agent runs, and the DomainProfile."""

@@ -1,0 +1,75 @@
+"""Pydantic models for one agent run, in a source-independent form.
+
+Every loader (tau-bench, tau2-bench, OpenAI-messages JSONL, the planted-deficit simulator) produces `Run`s, and
+everything downstream (the DomainProfile, the miner, the checks) reads only these models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Requestor = Literal["agent", "user"]
+
+
+class ToolCall(BaseModel):
+    """One tool call made during a run, joined with its result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Call id from the source (or a synthesized `call_<n>` when the source has none).")
+    name: str = Field(description="Tool name as the agent called it.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments decoded to a dict.")
+    result: str | None = Field(default=None, description="Raw text of the tool's reply, None if it never came.")
+    error: bool = Field(default=False, description="True when the source marks the reply as an error.")
+    requestor: Requestor = Field(default="agent", description="Who made the call: the agent or the simulated user.")
+    message_index: int = Field(default=-1, description="Index in `Run.messages` of the assistant message with the call.")
+
+
+class GroundTruthAction(BaseModel):
+    """An action the source's evaluator expects (tau-bench `info.task.actions`, tau2 `evaluation_criteria.actions`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    requestor: Requestor = "agent"
+
+
+class Run(BaseModel):
+    """One agent run (trajectory) with its outcome.
+
+    `messages` are OpenAI chat messages: `{"role": "system"|"user"|"assistant"|"tool", "content": str|None}` with
+    assistant `tool_calls: [{"id", "type": "function", "function": {"name", "arguments": <JSON string>}}]` and tool
+    messages carrying `tool_call_id` and `name`. `tool_calls` lists the same calls with decoded arguments and results.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(description="Unique within a load: `<file stem>/<task id>/<trial>`.")
+    source: str = Field(description="Format the run came from: tau-bench, tau2-bench, openai-jsonl, planted.")
+    file: str | None = Field(default=None, description="Path of the file the run was read from.")
+    task_id: str
+    trial: int = 0
+    messages: list[dict[str, Any]]
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    reward: float
+    success: bool
+    policy: str | None = Field(default=None, description="Policy text the agent was given (system message).")
+    ground_truth: list[GroundTruthAction] | None = Field(
+        default=None, description="Actions the source's evaluator expects, when the source carries them."
+    )
+    tools: list[dict[str, Any]] | None = Field(default=None, description="OpenAI tool schemas, when the source has them.")
+    instruction: str | None = Field(default=None, description="The simulated user's instruction, when known.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Source-specific extras (model, domain, ...).")
+
+    @property
+    def agent_calls(self) -> list[ToolCall]:
+        return [c for c in self.tool_calls if c.requestor == "agent"]
+
+    def first_user_message(self) -> str:
+        for m in self.messages:
+            if m.get("role") == "user" and isinstance(m.get("content"), str):
+                return m["content"]
+        return ""
