@@ -7,6 +7,7 @@ is the weighted mean. The same evaluation labels a real run PRESENT / LACKING / 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Literal, Union
 
@@ -64,7 +65,19 @@ class _Clause(BaseModel):
     id: ClauseId
     weight: float = Field(default=1.0, ge=0.0, le=100.0)
     requires: list[ClauseId] = Field(default_factory=list, description="Clauses that must score 1.0 first.")
+    when: str | None = Field(
+        default=None,
+        pattern=r"^!?[a-z][a-z0-9_]{0,63}$",
+        description="Binding that switches the clause on (`name`) or off (`!name`); unset: always on.",
+    )
     description: str = Field(default="", max_length=2000)
+
+    def active(self, bindings: dict[str, Any]) -> bool:
+        if self.when is None:
+            return True
+        negate = self.when.startswith("!")
+        value = bool(bindings.get(self.when.lstrip("!"), False))
+        return not value if negate else value
 
 
 class CallMade(_Clause):
@@ -160,17 +173,64 @@ class AllCompleted(_Clause):
         return done / len(self.calls)
 
 
+class Grounded(_Clause):
+    """Every call matching `call` passes, in each of `args`, a value that appeared before it in a user message or a
+    tool result (not invented). Partial credit: the share of grounded calls; 0 when no such call happened."""
+
+    type: Literal["grounded"] = "grounded"
+    call: CallRef
+    args: list[str] = Field(min_length=1, max_length=20)
+
+    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
+        seen: list[str] = []
+        total = grounded = 0
+        for step in trace.steps:
+            if step.kind == "call" and self.call.hits(step, trace, b):
+                total += 1
+                grounded += int(all(_appeared(step.arguments.get(a), seen) for a in self.args))
+            if step.kind == "user" and step.text:
+                seen.append(step.text)
+            elif step.kind == "call" and step.result is not None and not step.error:
+                seen.append(step.result if isinstance(step.result, str) else json.dumps(step.result))
+        return grounded / total if total else 0.0
+
+
+def _appeared(value: Any, seen: list[str]) -> bool:
+    if value is None:
+        return False
+    leaves = _leaves(value)
+    return bool(leaves) and all(any(leaf in text for text in seen) for leaf in leaves)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, bool) or value is None:
+        return []
+    return [str(value)]
+
+
 class Communicated(_Clause):
     """The agent told the user each value (case-insensitive text; numbers in any common format).
 
-    `mode: all` gives the share of values communicated; `any` gives 1 when one of them was."""
+    `mode: all` gives the share of values communicated; `any` gives 1 when one of them was. With `after`, only agent
+    messages after the last call matching it count (an answer given before the data was read earns nothing)."""
 
     type: Literal["communicated"] = "communicated"
     values: list[Any] = Field(min_length=1, max_length=50)
     mode: Literal["all", "any"] = "all"
+    after: CallRef | None = None
 
     def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        said = "\n".join(s.text or "" for s in trace.steps if s.kind == "say")
+        steps = trace.steps
+        if self.after is not None:
+            last = max((i for i, s in enumerate(steps) if self.after.hits(s, trace, b)), default=None)
+            if last is None:
+                return 0.0
+            steps = steps[last + 1 :]
+        said = "\n".join(s.text or "" for s in steps if s.kind == "say")
         found = [text_mentions(resolve(v, b), said) for v in self.values]
         if self.mode == "any":
             return 1.0 if any(found) else 0.0
@@ -217,7 +277,7 @@ def _lookup(state: Any, path: str, b: dict[str, Any]) -> tuple[bool, Any]:
 
 
 Clause = Annotated[
-    Union[CallMade, Order, NoCall, Confirmation, AllCompleted, Communicated, FinalState],
+    Union[CallMade, Order, NoCall, Confirmation, AllCompleted, Grounded, Communicated, FinalState],
     Field(discriminator="type"),
 ]
 
@@ -259,12 +319,15 @@ class Check(BaseModel):
     def evaluate(self, trace: ActionTrace, bindings: dict[str, Any] | None = None) -> CheckResult:
         b = bindings or {}
         effective: dict[str, float] = {}
-        for clause in self.clauses:
+        active = [c for c in self.clauses if c.active(b)]
+        for clause in active:
             raw = max(0.0, min(1.0, float(clause.score(trace, b))))
-            gated = all(effective.get(r, 0.0) >= 1.0 for r in clause.requires)
+            gated = all(effective.get(r, 1.0) >= 1.0 for r in clause.requires)
             effective[clause.id] = raw if gated else 0.0
-        total = sum(c.weight for c in self.clauses)
-        score = sum(c.weight * effective[c.id] for c in self.clauses) / total
+        total = sum(c.weight for c in active)
+        if total <= 0:
+            raise ValueError("no clause of this check is active for these bindings")
+        score = sum(c.weight * effective[c.id] for c in active) / total
         score = max(0.0, min(1.0, score))
         return CheckResult(score=score, breakdown=effective, passed=score >= 1.0 - 1e-9)
 

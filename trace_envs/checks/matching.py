@@ -7,7 +7,8 @@ A matcher is plain JSON, so it lives in a spec file:
 - `{"$regex": "pattern"}`: the value's text fully matches the pattern;
 - `{"$approx": 12.5, "$tol": 0.01}`: numeric within an absolute tolerance (default 0.01);
 - `{"$in": [a, b]}`: equal to one of the listed values;
-- `{"$any": true}`: present with any value.
+- `{"$any": true}`: present with any value;
+- `{"$not": matcher}`: does not satisfy the inner matcher.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 MAX_REGEX_INPUT = 10_000
 
-OPERATORS = ("$var", "$regex", "$approx", "$in", "$any")
+OPERATORS = ("$var", "$regex", "$approx", "$in", "$any", "$not")
 
 
 class BindingError(KeyError):
@@ -92,7 +93,10 @@ def matches(matcher: Any, actual: Any, bindings: dict[str, Any]) -> bool:
             tol = float(matcher.get("$tol", 0.01))
             return target is not None and got is not None and abs(target - got) <= tol
         if op == "$in":
-            return any(matches(option, actual, bindings) for option in matcher["$in"])
+            options = resolve(matcher["$in"], bindings)
+            return isinstance(options, list) and any(matches(o, actual, bindings) for o in options)
+        if op == "$not":
+            return not matches(matcher["$not"], actual, bindings)
     if isinstance(matcher, dict) and isinstance(actual, dict):
         return matcher.keys() == actual.keys() and all(matches(matcher[k], actual[k], bindings) for k in matcher)
     if isinstance(matcher, list) and isinstance(actual, list):

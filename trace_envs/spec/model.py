@@ -111,10 +111,16 @@ class CapabilitySpec(BaseModel):
         default_factory=dict,
         description="Family role to tool or argument name, e.g. {'read': 'get_reservation_details', 'key': ...}.",
     )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Family parameters, e.g. the record field a precondition checks."
+    )
     policy: str = Field(default="", max_length=20_000, description="Policy excerpt shown in the system prompt.")
     hint: str = Field(default="", max_length=4000, description="Optional hint shown on a share of episodes.")
     knobs: ScenarioKnobs = Field(default_factory=ScenarioKnobs)
-    check: Check
+    check: Check = Field(description="Scores an env episode; may use `$var` bindings the family's scenario provides.")
+    label_check: Check | None = Field(
+        default=None, description="Portable check (no `$var`) that labels real runs; defaults to `check`."
+    )
     evidence: Evidence = Field(default_factory=Evidence)
     spec_hash: str | None = Field(default=None, description="sha256 of the canonical spec without this field.")
 

@@ -1,0 +1,12 @@
+"""Bundled data sets: the planted-deficit simulator (the miner's ground truth)."""
+
+from trace_envs.datasets.planted import (
+    DECOYS,
+    PLANTED_DEFICITS,
+    generate_planted,
+    iter_planted,
+    match_deficit,
+    write_jsonl,
+)
+
+__all__ = ["DECOYS", "PLANTED_DEFICITS", "generate_planted", "iter_planted", "match_deficit", "write_jsonl"]

@@ -1,0 +1,401 @@
+"""Planted-deficit data: a small simulated retail customer-service domain with scripted agents.
+
+Each run's agent carries known deficits, sampled at known rates; a deficit that shows in the run makes it fail
+(reward 0), as a real evaluator would. Noise failures (a fully correct run marked failed) and a DECOY behaviour (an
+optional read the agents skip equally often in passed and failed runs) are mixed in. This is the miner's ground truth:
+a miner should recover every deficit in `PLANTED_DEFICITS` and never report a decoy or the noise.
+
+Runs are built directly as `Run` models (`source="planted"`) with realistic OpenAI chat messages, and can be written to
+OpenAI-messages JSONL (`write_jsonl`) that `trace_envs.trajectories.loaders.load_runs` reads back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
+
+POLICY = """# Retail agent policy
+
+As a retail agent you help users cancel pending orders, refund delivered orders and update their address.
+
+- Authenticate the user first: look up the user with get_user_details.
+- Before cancelling an order, look up the order with get_order_details and check its status. Only pending orders can be
+  cancelled. A delivered order can never be cancelled: refuse the request.
+- A refund goes to the order's original payment method, as listed in the order details, for the order total.
+- Before any action that changes the database (cancel, refund, address update), list the action details and obtain
+  explicit user confirmation (yes) to proceed.
+- Handle every request the user makes in the conversation.
+- Transfer the user to a human agent with transfer_to_human_agents if and only if the request cannot be handled with
+  your tools (e.g. a billing dispute or a damaged-item claim).
+"""
+
+WRITE_TOOLS = ("cancel_order", "refund_order", "update_address")
+READ_TOOLS = ("get_user_details", "get_order_details", "get_order_tracking")
+HANDOFF_TOOL = "transfer_to_human_agents"
+
+
+def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
+
+
+_STR = {"type": "string"}
+TOOLS: list[dict[str, Any]] = [
+    _fn("get_user_details", "Get the details of a user, including their orders.", {"user_id": _STR}, ["user_id"]),
+    _fn("get_order_details", "Get the status, items, total and payment method of an order.", {"order_id": _STR},
+        ["order_id"]),
+    _fn("get_order_tracking", "Get the shipment tracking events of an order.", {"order_id": _STR}, ["order_id"]),
+    _fn("cancel_order", "Cancel a pending order. This changes the database.",
+        {"order_id": _STR, "reason": {"type": "string", "enum": ["no longer needed", "ordered by mistake"]}},
+        ["order_id", "reason"]),
+    _fn("refund_order", "Refund a delivered order to a payment method. This changes the database.",
+        {"order_id": _STR, "payment_method_id": _STR, "amount": {"type": "number"}},
+        ["order_id", "payment_method_id", "amount"]),
+    _fn("update_address", "Update the default address of a user. This changes the database.",
+        {"user_id": _STR, "address": _STR}, ["user_id", "address"]),
+    _fn("transfer_to_human_agents", "Transfer the user to a human agent, with a summary of the issue.",
+        {"summary": _STR}, ["summary"]),
+]
+TOOL_KINDS = {
+    "get_user_details": "read",
+    "get_order_details": "read",
+    "get_order_tracking": "read",
+    "cancel_order": "write",
+    "refund_order": "write",
+    "update_address": "write",
+    "transfer_to_human_agents": "other",
+}
+
+
+@dataclass(frozen=True)
+class PlantedDeficit:
+    """A planted behaviour: the capability family it belongs to, the tools involved and its per-run rate."""
+
+    name: str
+    family: str
+    tools: tuple[str, ...]
+    rate: float
+    description: str
+    decoy: bool = False
+
+
+PLANTED_DEFICITS: dict[str, PlantedDeficit] = {
+    d.name: d
+    for d in [
+        PlantedDeficit("skip_precondition_read", "precondition_before_write", ("get_order_details", "cancel_order"),
+                       0.3, "cancels an order without looking it up first"),
+        PlantedDeficit("no_confirmation", "confirmation_before_write", WRITE_TOOLS, 0.25,
+                       "performs a write without asking the user for confirmation"),
+        PlantedDeficit("stops_after_first", "multi_request_completion", WRITE_TOOLS, 0.45,
+                       "handles only the first of several requests"),
+        PlantedDeficit("hallucinated_id", "argument_grounding",
+                       ("refund_order", "get_order_details", "get_user_details"), 0.4,
+                       "refunds to an invented payment method id instead of the one in the order"),
+        PlantedDeficit("forbidden_write", "policy_refusal", ("cancel_order", "get_order_details", "get_user_details"),
+                       0.5, "cancels a delivered order, which the policy forbids"),
+        PlantedDeficit("no_handoff", "handoff_to_human",
+                       (HANDOFF_TOOL, "get_user_details", "get_order_details"), 0.5,
+                       "does not transfer to a human agent when the request is out of scope"),
+    ]
+}
+DECOYS: dict[str, PlantedDeficit] = {
+    "skip_optional_tracking": PlantedDeficit(
+        "skip_optional_tracking", "precondition_before_write", ("get_order_tracking",) + WRITE_TOOLS, 0.5,
+        "skips the optional tracking lookup (does not cause failure)", decoy=True),
+}
+NOISE_RATE = 0.06
+
+# task kind -> share of runs
+TASK_MIX = {"cancel": 0.18, "refund": 0.18, "address": 0.08, "multi": 0.26, "forbidden": 0.14, "handoff": 0.16}
+
+_FIRST = ["Ava", "Liam", "Noah", "Mia", "Ethan", "Sofia", "Lucas", "Yara", "Omar", "Chen", "Ines", "Raj"]
+_LAST = ["Garcia", "Smith", "Kim", "Nguyen", "Patel", "Rossi", "Müller", "Silva", "Haddad", "Lopez"]
+_STREETS = ["Oak St", "Maple Ave", "Sunset Dr", "Pine Rd", "Lake Blvd", "Hill Ct", "River Ln"]
+_CITIES = [("Austin", "TX", "787"), ("Denver", "CO", "802"), ("Seattle", "WA", "981"), ("Boston", "MA", "021")]
+_OUT_OF_SCOPE = [
+    "I want to dispute a charge on my credit card statement for order {oid}.",
+    "The item in order {oid} arrived damaged and I want to file a damage claim.",
+    "I need to speak with someone about a billing error on order {oid}.",
+]
+_REASONS = ["no longer needed", "ordered by mistake"]
+_PRODUCTS = ["desk lamp", "water bottle", "hiking boots", "office chair", "t-shirt", "headphones", "backpack"]
+
+
+@dataclass
+class _Scenario:
+    user_id: str
+    name: str
+    address: str
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class _Builder:
+    """Accumulates messages, tool calls and ground truth of one run."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": POLICY}]
+        self.calls: list[ToolCall] = []
+
+    def user(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
+    def say(self, text: str) -> None:
+        self.messages.append({"role": "assistant", "content": text})
+
+    def call(self, name: str, args: dict[str, Any], result: Any) -> None:
+        cid = f"call_{len(self.calls)}_{self.rng.getrandbits(32):08x}"
+        idx = len(self.messages)
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+            }
+        )
+        text = result if isinstance(result, str) else json.dumps(result)
+        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
+        self.calls.append(ToolCall.model_construct(
+            id=cid, name=name, arguments=args, result=text, error=False, requestor="agent", message_index=idx))
+
+
+def _scenario(rng: random.Random) -> _Scenario:
+    first, last = rng.choice(_FIRST), rng.choice(_LAST)
+    user_id = f"{first.lower()}_{last.lower().replace('ü', 'u')}_{rng.randint(1000, 9999)}"
+    city, state, zip3 = rng.choice(_CITIES)
+    sc = _Scenario(user_id, f"{first} {last}",
+                   f"{rng.randint(1, 999)} {rng.choice(_STREETS)}, {city}, {state} {zip3}{rng.randint(10, 99)}")
+    for status in ("pending", "delivered", "pending", "delivered"):
+        oid = f"#W{rng.randint(1_000_000, 9_999_999)}"
+        pm = f"{rng.choice(['credit_card', 'paypal', 'gift_card'])}_{rng.randint(1_000_000, 9_999_999)}"
+        sc.orders[oid] = {
+            "order_id": oid,
+            "user_id": user_id,
+            "status": status,
+            "items": [{"product_id": str(rng.randint(10**9, 10**10 - 1)), "name": rng.choice(_PRODUCTS),
+                       "price": round(rng.uniform(10, 400), 2)}],
+            "payment_method_id": pm,
+        }
+        sc.orders[oid]["total"] = round(sum(i["price"] for i in sc.orders[oid]["items"]), 2)
+    return sc
+
+
+def _orders(sc: _Scenario, status: str) -> list[str]:
+    return [o for o, d in sc.orders.items() if d["status"] == status]
+
+
+def _requests(kind: str, sc: _Scenario, rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
+    pending, delivered = _orders(sc, "pending"), _orders(sc, "delivered")
+    new_addr = f"{rng.randint(1, 999)} {rng.choice(_STREETS)}, {rng.choice(_CITIES)[0]}, TX 78{rng.randint(100, 999)}"
+    one = {
+        "cancel": ("cancel", {"order_id": pending[0], "reason": rng.choice(_REASONS)}),
+        "refund": ("refund", {"order_id": delivered[0]}),
+        "address": ("address", {"address": new_addr}),
+    }
+    if kind in one:
+        return [one[kind]]
+    if kind == "forbidden":
+        return [("forbidden", {"order_id": delivered[0], "reason": rng.choice(_REASONS)})]
+    if kind == "handoff":
+        return [("handoff", {"order_id": rng.choice(delivered)})]
+    # multi: two or three different requests
+    pool = [one["cancel"], one["refund"], one["address"],
+            ("cancel", {"order_id": pending[1], "reason": rng.choice(_REASONS)})]
+    rng.shuffle(pool)
+    return pool[: rng.choice((2, 2, 3))]
+
+
+def _request_text(kind: str, a: dict[str, Any], rng: random.Random) -> str:
+    if kind in ("cancel", "forbidden"):
+        return f"cancel order {a['order_id']} because it is {a['reason']}"
+    if kind == "refund":
+        return f"get a refund for order {a['order_id']} to the original payment method"
+    if kind == "address":
+        return f"change my address to {a['address']}"
+    return rng.choice(_OUT_OF_SCOPE).format(oid=a["order_id"])
+
+
+def _simulate(run_idx: int, rng: random.Random, rates: dict[str, float], decoy_rate: float, noise_rate: float,
+              task_mix: dict[str, float]) -> tuple[Run, dict[str, Any]]:
+    kinds, weights = zip(*task_mix.items())
+    kind = rng.choices(kinds, weights)[0]
+    sc = _scenario(rng)
+    reqs = _requests(kind, sc, rng)
+    flags = {d: rng.random() < r for d, r in rates.items()}
+    skip_tracking = rng.random() < decoy_rate
+    b = _Builder(rng)
+    gt: list[GroundTruthAction] = []
+    shown: set[str] = set()  # deficits that showed in this run
+
+    texts = [_request_text(k, a, rng) for k, a in reqs]
+    if len(texts) == 1:
+        opening = f"Hi, I'm {sc.name}, user id {sc.user_id}. I'd like to {texts[0]}."
+        if reqs[0][0] == "handoff":
+            opening = f"Hi, I'm {sc.name}, user id {sc.user_id}. {texts[0]}"
+    else:
+        opening = f"Hi, I'm {sc.name}, user id {sc.user_id}. I have a few things: I'd like to " + "; and ".join(texts) + "."
+    b.user(opening)
+    user_rec = {"user_id": sc.user_id, "name": sc.name, "address": sc.address, "orders": list(sc.orders)}
+    b.call("get_user_details", {"user_id": sc.user_id}, user_rec)
+    b.say(f"Thanks {sc.name.split()[0]}, I found your account.")
+
+    def confirm(summary: str) -> None:
+        if flags["no_confirmation"]:
+            shown.add("no_confirmation")
+            return
+        b.say(f"I'm about to {summary}. Shall I proceed?")
+        b.user(rng.choice(["Yes, please go ahead.", "Yes.", "Yes, that's right, proceed."]))
+
+    for i, (rk, a) in enumerate(reqs):
+        if i >= 1 and flags["stops_after_first"]:
+            shown.add("stops_after_first")
+            break
+        oid = a.get("order_id")
+        order = sc.orders.get(oid) if oid else None
+        if rk in ("cancel", "refund", "forbidden") and not skip_tracking:
+            b.call("get_order_tracking", {"order_id": oid},
+                   {"order_id": oid, "events": [{"status": order["status"], "date": "2024-05-1" + str(rng.randint(0, 9))}]})
+        if rk in ("cancel", "forbidden"):
+            gt_action = GroundTruthAction(name="cancel_order", arguments={"order_id": oid, "reason": a["reason"]})
+            if rk == "cancel":
+                gt.append(gt_action)
+            read = not flags["skip_precondition_read"]
+            if read:
+                b.call("get_order_details", {"order_id": oid}, order)
+            else:
+                shown.add("skip_precondition_read")
+            if rk == "forbidden" and read and not flags["forbidden_write"]:
+                b.say(f"Order {oid} has already been delivered, so I cannot cancel it under our policy.")
+                continue
+            if rk == "forbidden":
+                shown.add("forbidden_write")
+            confirm(f"cancel order {oid} with reason '{a['reason']}'")
+            b.call("cancel_order", {"order_id": oid, "reason": a["reason"]}, {**order, "status": "cancelled"})
+            b.say(f"Order {oid} is now cancelled.")
+        elif rk == "refund":
+            b.call("get_order_details", {"order_id": oid}, order)
+            pm = order["payment_method_id"]
+            gt.append(GroundTruthAction(name="refund_order",
+                                        arguments={"order_id": oid, "payment_method_id": pm, "amount": order["total"]}))
+            if flags["hallucinated_id"]:
+                shown.add("hallucinated_id")
+                pm = f"credit_card_{rng.randint(1_000_000, 9_999_999)}"
+            confirm(f"refund ${order['total']} for order {oid} to payment method {pm}")
+            b.call("refund_order", {"order_id": oid, "payment_method_id": pm, "amount": order["total"]},
+                   {**order, "status": "refunded"})
+            b.say(f"The refund of ${order['total']} for order {oid} has been issued.")
+        elif rk == "address":
+            gt.append(GroundTruthAction(name="update_address",
+                                        arguments={"user_id": sc.user_id, "address": a["address"]}))
+            confirm(f"update your address to {a['address']}")
+            b.call("update_address", {"user_id": sc.user_id, "address": a["address"]},
+                   {**user_rec, "address": a["address"]})
+            b.say("Your address has been updated.")
+        else:  # handoff
+            summary = f"User {sc.user_id} has an issue with order {oid} that needs a human agent."
+            gt.append(GroundTruthAction(name=HANDOFF_TOOL, arguments={"summary": summary}))
+            b.call("get_order_details", {"order_id": oid}, order)
+            if flags["no_handoff"]:
+                shown.add("no_handoff")
+                b.say("I'm sorry, but I'm not able to help with that request.")
+            else:
+                b.call(HANDOFF_TOOL, {"summary": summary}, "Transfer successful")
+                b.say("I've transferred you to a human agent who will help you further.")
+    if kind != "handoff":
+        b.user("Thanks, that's all.")
+        b.say("You're welcome, have a great day!")
+    noise = not shown and rng.random() < noise_rate
+    success = not shown and not noise
+    truth = {"task_kind": kind, "deficits": sorted(shown), "noise": noise, "skipped_tracking": skip_tracking}
+    run = Run.model_construct(
+        run_id=f"planted/{run_idx}",
+        source="planted",
+        file=None,
+        task_id=f"{kind}-{run_idx}",
+        trial=0,
+        messages=b.messages,
+        tool_calls=b.calls,
+        reward=1.0 if success else 0.0,
+        success=success,
+        policy=POLICY,
+        ground_truth=gt,
+        tools=TOOLS,
+        instruction=opening,
+        meta={"domain": "retail", "planted": truth},
+    )
+    return run, truth
+
+
+def iter_planted(n_runs: int, seed: int = 0, *, rates: dict[str, float] | None = None, decoy_rate: float | None = None,
+                 noise_rate: float = NOISE_RATE, task_mix: dict[str, float] | None = None,
+                 start: int = 0) -> Iterator[Run]:
+    """Yield planted runs one at a time (constant memory); run `i` depends only on (seed, i)."""
+    r = {name: d.rate for name, d in PLANTED_DEFICITS.items()}
+    r.update(rates or {})
+    dr = DECOYS["skip_optional_tracking"].rate if decoy_rate is None else decoy_rate
+    mix = task_mix or TASK_MIX
+    for i in range(start, start + n_runs):
+        rng = random.Random(seed * 1_000_003 + i)
+        yield _simulate(i, rng, r, dr, noise_rate, mix)[0]
+
+
+def generate_planted(n_runs: int, seed: int = 0, **kwargs: Any) -> list[Run]:
+    """`n_runs` planted runs (see `iter_planted` for the options). Deterministic for a given seed."""
+    return list(iter_planted(n_runs, seed, **kwargs))
+
+
+def run_to_record(run: Run) -> dict[str, Any]:
+    """One run as an OpenAI-messages JSONL record that `load_runs` reads back."""
+    return {
+        "task_id": run.task_id,
+        "trial": run.trial,
+        "messages": run.messages,
+        "reward": run.reward,
+        "success": run.success,
+        "tools": run.tools,
+        "ground_truth": [g.model_dump() for g in run.ground_truth or []],
+        "domain": "retail",
+        "meta": {"planted": run.meta.get("planted", {})},
+    }
+
+
+def write_jsonl(runs: Iterable[Run], path: str | Path) -> Path:
+    """Write runs as OpenAI-messages JSONL, atomically (temp file then `os.replace`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for run in runs:
+                fh.write(json.dumps(run_to_record(run), ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def match_deficit(family: str, tools: Iterable[str]) -> str | None:
+    """The planted deficit (or decoy, checked first) a capability maps to by family and involved tools, else None.
+
+    A capability matches when its family is the deficit's and every tool it names is one of the deficit's tools.
+    """
+    named = set(tools)
+    for table in (DECOYS, PLANTED_DEFICITS):
+        for name, d in table.items():
+            if d.family == family and named and named <= set(d.tools):
+                return name
+    return None

@@ -1,0 +1,96 @@
+"""Scripted policies that drive any `TraceEnv`: the oracle, its mutants, a random policy and a passive one.
+
+They validate generated envs (`trace-envs check`) and serve as `scripted:*` policies in evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from trace_envs.runtime.base import TraceEnv
+
+Policy = Callable[[TraceEnv, np.random.Generator, int], str]
+
+PASSIVE_TEXT = "I understand. Thank you for reaching out; I have noted your request."
+
+
+def _random_value(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    kind = kind[int(rng.integers(len(kind)))] if isinstance(kind, list) and kind else kind
+    if kind == "integer":
+        return int(rng.integers(0, 1000))
+    if kind == "number":
+        return round(float(rng.uniform(0, 1000)), 2)
+    if kind == "boolean":
+        return bool(rng.integers(2))
+    if kind == "array":
+        return [] if depth > 2 else [_random_value(schema.get("items", {}), rng, depth + 1)]
+    if kind == "object":
+        props = schema.get("properties", {}) if depth <= 2 else {}
+        return {k: _random_value(v, rng, depth + 1) for k, v in props.items()}
+    return "".join(rng.choice(list(string.ascii_letters + string.digits), size=int(rng.integers(4, 10))))
+
+
+def random_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
+    """A random tool call with type-correct random arguments (70%) or random text (30%)."""
+    if rng.random() < 0.7 and env.tool_specs:
+        tool = env.tool_specs[int(rng.integers(len(env.tool_specs)))]
+        args = {name: _random_value(schema, rng) for name, schema in tool.properties.items()}
+        return json.dumps({"name": tool.name, "arguments": args})
+    words = ["please", "your", "request", "order", "thanks", "check", "account", "sure", "?", "ok"]
+    return " ".join(rng.choice(words, size=int(rng.integers(3, 12))))
+
+
+def passive_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
+    return PASSIVE_TEXT
+
+
+def run_actions(env: TraceEnv, actions: list[str], seed: int) -> tuple[float, dict[str, Any]]:
+    """Reset with `seed`, play `actions` in order and score the episode."""
+    env.reset(seed=seed)
+    return _play(env, iter(actions))
+
+
+def run_scripted(env: TraceEnv, which: str, seed: int, mutant: str | None = None) -> tuple[float, dict[str, Any]]:
+    """Play the env's oracle (or one of its named mutants) for `seed`."""
+    env.reset(seed=seed)
+    actions = env.oracle_actions() if mutant is None else env.mutant_actions()[mutant]
+    return _play(env, iter(actions))
+
+
+def run_policy(env: TraceEnv, policy: Policy, seed: int) -> tuple[float, dict[str, Any]]:
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed + 1_000_003)
+    turn = 0
+
+    def actions():
+        nonlocal turn
+        while True:
+            turn += 1
+            yield policy(env, rng, turn)
+
+    return _play(env, actions())
+
+
+def _play(env: TraceEnv, actions) -> tuple[float, dict[str, Any]]:
+    info: dict[str, Any] = {}
+    for action in actions:
+        _, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return float(reward), info
+    # The script ran out before the user ended the conversation: score what was done.
+    result = env.score()
+    return result.score, {**info, "reward_breakdown": result.breakdown, "success": result.passed}
+
+
+def unwrap(env: gym.Env) -> TraceEnv:
+    base = env.unwrapped
+    if not isinstance(base, TraceEnv):
+        raise TypeError(f"{type(base).__name__} is not a trace-envs env")
+    return base

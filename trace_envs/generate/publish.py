@@ -1,0 +1,109 @@
+"""`generate`: render, validate, and only then publish each spec into `<out>/<name>/` (env.py + spec.json).
+
+Publishing is atomic: the new env is written and validated in a hidden sibling folder, then swapped in with one
+rename (an atomic exchange where the kernel offers it), so a crash leaves the old complete env or the new one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from trace_envs.generate.render import render_module
+from trace_envs.generate.validate import CheckReport, env_class, import_module_from, validate_env
+from trace_envs.spec.model import CapabilitySpec
+
+MODULE_FILE = "env.py"
+SPEC_FILE = "spec.json"
+
+
+class GenerateResult(BaseModel):
+    name: str
+    path: str
+    published: bool
+    report: CheckReport | None = None
+    error: str | None = None
+
+
+def env_files(spec: CapabilitySpec) -> dict[str, str]:
+    """The files of a generated env, as text: what `generate` writes and what the sync test compares."""
+    spec = spec.with_hash()
+    return {
+        MODULE_FILE: render_module(spec),
+        SPEC_FILE: json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=True) + "\n",
+    }
+
+
+def safe_target(out_dir: Path, name: str) -> Path:
+    """`out_dir/name`, refusing any name that is not a plain folder name inside `out_dir`."""
+    out = out_dir.resolve()
+    target = (out / name).resolve()
+    if target.parent != out or name.startswith(".") or "/" in name or "\\" in name:
+        raise ValueError(f"refusing spec name {name!r}: it would write outside {out}")
+    return target
+
+
+def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, seeds: int | None = None) -> GenerateResult:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = safe_target(out_dir, spec.name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=out_dir))
+    try:
+        for filename, text in env_files(spec).items():
+            (staging / filename).write_text(text)
+        source = (staging / MODULE_FILE).read_text()
+        compile(source, str(target / MODULE_FILE), "exec")
+        report = None
+        if validate:
+            cls = env_class(import_module_from(staging / MODULE_FILE))
+            kwargs = {} if seeds is None else {"oracle_seeds": seeds, "baseline_seeds": max(seeds, 10)}
+            report = validate_env(cls, **kwargs)
+            if not report.ok:
+                return GenerateResult(
+                    name=spec.name, path=str(target), published=False, report=report, error="; ".join(report.problems)
+                )
+        for path in staging.iterdir():
+            _fsync(path)
+        _swap_in(staging, target)
+        return GenerateResult(name=spec.name, path=str(target), published=True, report=report)
+    except Exception as exc:  # any failure (render, compile, import, env error) must leave the old env in place
+        return GenerateResult(name=spec.name, path=str(target), published=False, error=f"{type(exc).__name__}: {exc}")
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Make `staging` the content of `target` in one step; afterwards `staging` holds the old content (or is gone)."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    libc_name = ctypes.util.find_library("c")
+    renameat2 = getattr(ctypes.CDLL(libc_name, use_errno=True), "renameat2", None) if libc_name else None
+    if renameat2 is not None:
+        at_fdcwd = -100
+        if renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target), _RENAME_EXCHANGE) == 0:
+            return
+    # No atomic exchange here: the window between the two renames is as small as it gets.
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    os.rename(target, old)
+    os.rename(staging, target)
+    shutil.rmtree(old, ignore_errors=True)

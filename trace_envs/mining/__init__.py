@@ -1,0 +1,1 @@
+"""Capability mining: contrast runs, propose candidate capabilities, label runs, select with Cov and Delta."""

@@ -1,0 +1,158 @@
+"""Selection with the paper's statistics, vectorised over an int8 label matrix (runs x candidates).
+
+LF = lacking & failed, PF = present & failed, LP = lacking & passed, PP = present & passed (NA excluded);
+Cov = LF / failed runs, ER- = LF / (LF + PF), ER+ = LP / (LP + PP), Delta = ER- - ER+ (0 when undefined).
+A candidate passes a sample when Cov >= rho and Delta >= delta; it is kept when it passes in at least K of N bootstrap
+resamples of the runs (with replacement, seeded). Near-duplicates (same family and tools, or label vectors agreeing on
+>= `dup_agreement` of the runs either applies to) are merged into the one with the higher Delta; ranked by Delta.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trace_envs.mining.label import LACKING, PRESENT
+
+
+GENERIC_FAMILIES = {"multi_request_completion": 1}
+
+
+@dataclass
+class SelectOptions:
+    rho: float = 0.10
+    delta: float = 0.20
+    k: int = 8
+    n: int = 10
+    seed: int = 0
+    dup_agreement: float = 0.95
+
+
+@dataclass
+class Stats:
+    lf: np.ndarray
+    pf: np.ndarray
+    lp: np.ndarray
+    pp: np.ndarray
+    n_failed: float
+    cov: np.ndarray
+    er_minus: np.ndarray
+    er_plus: np.ndarray
+    delta: np.ndarray
+
+
+@dataclass
+class Selection:
+    stats: Stats
+    passes: np.ndarray
+    passed_full: np.ndarray
+    kept: list[int]
+    status: list[str]
+    """Per candidate: 'kept', or why not (thresholds, resamples, 'merged into <name>', 'never applies')."""
+    options: SelectOptions = field(default_factory=SelectOptions)
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(a, dtype=float)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+def compute_stats(labels: np.ndarray, failed: np.ndarray, weights: np.ndarray | None = None) -> Stats:
+    """Statistics per candidate; `weights` (per run counts, for a bootstrap resample) default to 1."""
+    f = failed.astype(bool)
+    w = np.ones(labels.shape[0], dtype=np.float64) if weights is None else weights.astype(np.float64)
+    lack = labels == LACKING
+    pres = labels == PRESENT
+    wf = w * f
+    wp = w * ~f
+    lf = wf @ lack
+    pf = wf @ pres
+    lp = wp @ lack
+    pp = wp @ pres
+    n_failed = float(wf.sum())
+    cov = lf / n_failed if n_failed > 0 else np.zeros(labels.shape[1])
+    er_m = _ratio(lf, lf + pf)
+    er_p = _ratio(lp, lp + pp)
+    defined = ((lf + pf) > 0) & ((lp + pp) > 0)
+    delta = np.where(defined, er_m - er_p, 0.0)
+    return Stats(lf, pf, lp, pp, n_failed, cov, er_m, er_p, delta)
+
+
+def _passing(s: Stats, o: SelectOptions) -> np.ndarray:
+    return (s.cov >= o.rho - 1e-12) & (s.delta >= o.delta - 1e-12)
+
+
+def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[str, tuple[str, ...]]],
+           names: list[str], options: SelectOptions | None = None) -> Selection:
+    """Apply thresholds, bootstrap, dedup and ranking. `families_tools[j]` is candidate j's (family, role tools)."""
+    o = options or SelectOptions()
+    n_runs, n_c = labels.shape
+    full = compute_stats(labels, failed)
+    passed_full = _passing(full, o)
+    rng = np.random.default_rng(o.seed)
+    passes = np.zeros(n_c, dtype=np.int64)
+    for _ in range(o.n):
+        idx = rng.integers(0, n_runs, n_runs) if n_runs else np.zeros(0, dtype=np.int64)
+        w = np.bincount(idx, minlength=n_runs)
+        passes += _passing(compute_stats(labels, failed, w), o)
+    status: list[str] = []
+    eligible: list[int] = []
+    applies = (labels != 0).any(axis=0)
+    for j in range(n_c):
+        if not applies[j]:
+            status.append("never applies (NA on every run)")
+        elif passes[j] >= o.k:
+            status.append("eligible")
+            eligible.append(j)
+        else:
+            why = []
+            if full.cov[j] < o.rho:
+                why.append(f"Cov {full.cov[j]:.2f} < {o.rho}")
+            if full.delta[j] < o.delta:
+                why.append(f"Delta {full.delta[j]:.2f} < {o.delta}")
+            why.append(f"passed {passes[j]}/{o.n} resamples < {o.k}")
+            status.append("; ".join(why))
+    # by Delta (to 0.01), then the more specific family first: a completion check restates the outcome, so on a tie
+    # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one
+    order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2),
+                                            GENERIC_FAMILIES.get(families_tools[j][0], 0), -full.cov[j], names[j]))
+    kept: list[int] = []
+    for j in order:
+        dup = None
+        for i in kept:
+            if families_tools[i] == families_tools[j]:
+                dup = i
+                break
+            either = (labels[:, i] != 0) | (labels[:, j] != 0)
+            m = int(either.sum())
+            if m and float((labels[either, i] == labels[either, j]).sum()) / m >= o.dup_agreement:
+                dup = i
+                break
+        if dup is None:
+            kept.append(j)
+            status[j] = "kept"
+        else:
+            status[j] = f"merged into {names[dup]} (near-duplicate, lower or equal Delta)"
+    return Selection(stats=full, passes=passes, passed_full=passed_full, kept=kept, status=status, options=o)
+
+
+def summary_rows(sel: Selection, names: list[str]) -> list[dict[str, Any]]:
+    s = sel.stats
+    return [
+        {
+            "name": names[j],
+            "cov": round(float(s.cov[j]), 4),
+            "delta": round(float(s.delta[j]), 4),
+            "er_minus": round(float(s.er_minus[j]), 4),
+            "er_plus": round(float(s.er_plus[j]), 4),
+            "lf": int(s.lf[j]), "pf": int(s.pf[j]), "lp": int(s.lp[j]), "pp": int(s.pp[j]),
+            "passes": int(sel.passes[j]),
+            "resamples": sel.options.n,
+            "kept": sel.status[j] == "kept",
+            "status": sel.status[j],
+        }
+        for j in range(len(names))
+    ]

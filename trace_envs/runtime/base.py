@@ -1,0 +1,290 @@
+"""`TraceEnv`: the Gymnasium env every generated module builds on.
+
+A generated module subclasses it, sets `SPEC` (the CapabilitySpec) and implements `build_scenario` (seeded world,
+check bindings, user script, oracle) and `run_tool` (the target's tools over that world). This base does the rest:
+parsing actions, validating arguments, the scripted user, the message log in OpenAI form, the trace and the reward.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from trace_envs.checks.clauses import CheckResult
+from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.runtime.parse import clean_text, parse_action
+from trace_envs.runtime.scenario import Scenario, ToolError
+from trace_envs.runtime.user import ScriptedUser
+from trace_envs.spec.model import CapabilitySpec, ToolSpec
+
+MAX_TEXT = 100_000
+# Printable ASCII plus the Latin-1 letters and the typographic punctuation real prose uses.
+CHARSET = frozenset(
+    string.printable + "".join(chr(c) for c in range(0xA0, 0x100)) + "\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac"
+)
+_TRANSLATE = {c: "?" for c in range(0x80, 0x2200) if chr(c) not in CHARSET}
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+ACTION_FORMAT = (
+    "To call a tool, reply with only a JSON object {\"name\": <tool name>, \"arguments\": {...}} "
+    "(or wrap it in <tool_call></tool_call> tags). Any other reply is a message to the user."
+)
+
+
+def sanitize(text: str) -> str:
+    """Bound the length and replace characters outside the observation charset by '?'."""
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT]
+    if text.isascii():
+        return text
+    return "".join(ch if ch in CHARSET else "?" for ch in text.translate(_TRANSLATE))
+
+
+def tool_schema(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def check_arguments(tool: ToolSpec, args: dict[str, Any]) -> str | None:
+    """A cheap argument check against the tool's schema: required present, no unknown names, top-level JSON types."""
+    props = tool.properties
+    missing = [a for a in tool.required if a not in args]
+    if missing:
+        return f"missing required argument(s) for {tool.name}: {', '.join(missing)}"
+    unknown = [a for a in args if a not in props]
+    if unknown:
+        return f"unknown argument(s) for {tool.name}: {', '.join(map(str, unknown))}"
+    for name, value in args.items():
+        want = props[name].get("type") if isinstance(props[name], dict) else None
+        if want is None:
+            continue
+        kinds = want if isinstance(want, list) else [want]
+        ok = any(
+            isinstance(value, _JSON_TYPES.get(k, object)) and not (k in ("integer", "number") and isinstance(value, bool))
+            for k in kinds
+        )
+        if not ok:
+            return f"argument {name!r} of {tool.name} must be {' or '.join(kinds)}"
+    return None
+
+
+class TraceEnv(gym.Env[str, str]):
+    """A text env: actions are tool calls or messages to the user; the terminal reward is the spec's check."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    SPEC: CapabilitySpec
+    terminal_tools: frozenset[str] = frozenset()
+
+    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.capability: CapabilitySpec = self.SPEC
+        self.max_turns = max_turns or self.SPEC.knobs.max_turns
+        self.hint_rate = self.SPEC.knobs.hint_rate if hint_rate is None else hint_rate
+        self.tool_specs: list[ToolSpec] = list(self.SPEC.tools)
+        self._tools = {t.name: t for t in self.tool_specs}
+        self._kinds = {t.name: t.kind for t in self.tool_specs}
+        self._schemas = [tool_schema(t) for t in self.tool_specs]
+        self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
+        self.action_space = spaces.Text(max_length=MAX_TEXT, min_length=1, charset=CHARSET)
+        self.scenario: Scenario | None = None
+        self.done = False
+        self._messages: list[dict[str, Any]] = []
+        self._steps: list[TraceStep] = []
+        self._turns = 0
+        self._call_counter = 0
+
+    # ---- to implement in a generated module -------------------------------------------------------------------------
+    def build_scenario(self, rng: np.random.Generator) -> Scenario:
+        raise NotImplementedError
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def final_state(self) -> dict[str, Any]:
+        assert self.scenario is not None
+        return self.scenario.state
+
+    # ---- Gymnasium API ---------------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.scenario = self.build_scenario(self.np_random)
+        self.user = ScriptedUser(
+            facts=dict(self.scenario.facts),
+            aliases=dict(self.scenario.aliases),
+            confirm=self.scenario.confirm,
+            followups=list(self.scenario.followups),
+        )
+        use_hint = bool(self.SPEC.hint) and self.hint_rate > 0 and float(self.np_random.random()) < self.hint_rate
+        if options and "hint" in options:
+            use_hint = bool(options["hint"]) and bool(self.SPEC.hint)
+        self.hint_used = use_hint
+        self.system_prompt = self._system_prompt(use_hint)
+        self.opening = self.scenario.opening
+        self._messages = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": self.opening},
+        ]
+        self._steps = [TraceStep(kind="user", text=self.opening)]
+        self._turns = 0
+        self._call_counter = 0
+        self.done = False
+        return sanitize(self.opening), self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.scenario is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.done:
+            return "The episode has ended; call reset().", 0.0, True, False, self._info()
+        self._turns += 1
+        parsed = parse_action(action)
+        if parsed.error is not None:
+            text = clean_text(action)
+            self._messages.append({"role": "assistant", "content": text})
+            obs = json.dumps({"error": parsed.error})
+            self._messages.append({"role": "user", "content": f"[system] {obs}"})
+        elif parsed.calls:
+            if parsed.text:
+                self._record_say(parsed.text)
+            obs = self._run_calls([(c.name, c.arguments, c.call_id) for c in parsed.calls])
+        else:
+            obs, ended = self.say(parsed.text)
+            self.done = self.done or ended
+        terminated = self.done
+        truncated = not terminated and self._turns >= self.max_turns
+        reward = 0.0
+        info = self._info()
+        if terminated or truncated:
+            self.done = True
+            result = self.score()
+            reward = result.score
+            info["reward_breakdown"] = result.breakdown
+            info["success"] = result.passed
+        return sanitize(obs), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        lines = []
+        for m in self._messages:
+            content = m.get("content") or ""
+            if m.get("tool_calls"):
+                content = " ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in m["tool_calls"])
+            lines.append(f"{m['role']}: {content}")
+        text = "\n".join(lines)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ---- direct API for bridges (TRL) and oracles ----------------------------------------------------------------
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run one tool call against the scenario, record it, return the result text (errors as JSON, never raised)."""
+        return self._run_calls([(name, arguments if isinstance(arguments, dict) else {}, None)])
+
+    def say(self, text: str) -> tuple[str, bool]:
+        """The agent tells the user `text`; returns the user's reply and whether the user ended the conversation."""
+        self._record_say(text)
+        reply, ended = self.user.reply(text)
+        self._messages.append({"role": "user", "content": reply})
+        self._steps.append(TraceStep(kind="user", text=reply))
+        if ended:
+            self.done = True
+        return reply, ended
+
+    def trace(self) -> ActionTrace:
+        return ActionTrace(steps=list(self._steps), final_state=self.final_state(), tool_kinds=self._kinds)
+
+    def score(self) -> CheckResult:
+        assert self.scenario is not None
+        return self.SPEC.check.evaluate(self.trace(), self.scenario.bindings)
+
+    def oracle_actions(self) -> list[str]:
+        assert self.scenario is not None, "call reset() first"
+        return list(self.scenario.oracle)
+
+    def mutant_actions(self) -> dict[str, list[str]]:
+        assert self.scenario is not None, "call reset() first"
+        return {k: list(v) for k, v in self.scenario.mutants.items()}
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self._messages)
+
+    # ---- internals -----------------------------------------------------------------------------------------------
+    def _record_say(self, text: str) -> None:
+        self._messages.append({"role": "assistant", "content": text})
+        self._steps.append(TraceStep(kind="say", text=text))
+
+    def _run_calls(self, calls: list[tuple[str, dict[str, Any], str | None]]) -> str:
+        assert self.scenario is not None
+        tool_calls, outputs = [], []
+        for name, args, call_id in calls:
+            self._call_counter += 1
+            cid = call_id or f"call_{self._call_counter}"
+            tool_calls.append(
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            )
+            result, error = self._execute(name, args)
+            text = result if isinstance(result, str) else json.dumps(result)
+            outputs.append((cid, name, text))
+            self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
+            if not error and name in self.terminal_tools:
+                self.done = True
+        self._messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
+        for cid, name, text in outputs:
+            self._messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
+        if len(outputs) == 1:
+            return outputs[0][2]
+        return "\n".join(f"{name}: {text}" for _, name, text in outputs)
+
+    def _execute(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
+        tool = self._tools.get(name)
+        if tool is None:
+            return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
+        problem = check_arguments(tool, args)
+        if problem is not None:
+            return {"error": problem}, True
+        try:
+            return self.run_tool(name, args, self.scenario.state), False  # type: ignore[union-attr]
+        except ToolError as exc:
+            return {"error": str(exc)}, True
+
+    def _system_prompt(self, use_hint: bool) -> str:
+        tools = "\n".join(f"- {t.name}: {t.description}" for t in self.tool_specs)
+        parts = [
+            "You are a customer service agent. Help the user with their request using the tools, following the policy.",
+            f"# Policy\n{self.SPEC.policy}" if self.SPEC.policy else "",
+            f"# Tools\n{tools}",
+            ACTION_FORMAT,
+        ]
+        if use_hint:
+            parts.append(f"# Hint\n{self.SPEC.hint}")
+        return "\n\n".join(p for p in parts if p)
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "messages": list(self._messages),
+            "tools": self._schemas,
+            "capability": self.SPEC.name,
+            "spec_hash": self.SPEC.spec_hash,
+            "system_prompt": self.system_prompt,
+            "opening": self.opening,
+            "turn": self._turns,
+            "hint": self.hint_used,
+        }

@@ -1,0 +1,88 @@
+"""Seeded synthesis of records and ids shaped like the target domain's real tool results.
+
+Generated envs imitate the target's record shapes (the DomainProfile's result examples) so a policy trained on them
+sees the same keys and value formats it will meet in the target. Values that look like identifiers, dates or amounts
+are perturbed; short words (enums such as a cabin class or a status) are kept.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+import numpy as np
+
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(.*)$")
+_UPPER, _LOWER, _DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
+
+
+def like_id(example: str, rng: np.random.Generator) -> str:
+    """A new identifier with the example's shape: letters stay letters (same case), digits stay digits."""
+    out = []
+    for ch in example:
+        if ch.isdigit():
+            out.append(_DIGITS[int(rng.integers(10))])
+        elif ch.isupper():
+            out.append(_UPPER[int(rng.integers(26))])
+        elif ch.islower() and _has_digit(example) and not _word_part(example, ch):
+            out.append(_LOWER[int(rng.integers(26))])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+def _word_part(example: str, ch: str) -> bool:
+    # Lower-case letters in ids like "credit_card_4421486" or "mia_li_3668" are words, not random characters.
+    return "_" in example or "-" in example
+
+
+def like_value(example: Any, rng: np.random.Generator, depth: int = 0) -> Any:
+    """A value shaped like `example`: same JSON types and keys, perturbed ids, dates and numbers."""
+    if depth > 6:
+        return example
+    if isinstance(example, bool):
+        return bool(rng.integers(2))
+    if isinstance(example, int):
+        return int(max(0, round(example * float(rng.uniform(0.5, 1.5)))))
+    if isinstance(example, float):
+        return round(example * float(rng.uniform(0.5, 1.5)), 2)
+    if isinstance(example, str):
+        m = _DATE.match(example)
+        if m:
+            day = 1 + int(rng.integers(28))
+            return f"{m.group(1)}-{m.group(2)}-{day:02d}{m.group(4)}"
+        return like_id(example, rng) if _has_digit(example) else example
+    if isinstance(example, list):
+        return [like_value(item, rng, depth + 1) for item in example[:3]]
+    if isinstance(example, dict):
+        return {str(k): like_value(v, rng, depth + 1) for k, v in example.items()}
+    return example
+
+
+def unique_ids(example: str, n: int, rng: np.random.Generator) -> list[str]:
+    """`n` distinct ids shaped like `example` (never equal to it, so a memorised real id never matches)."""
+    seen: set[str] = {example}
+    out: list[str] = []
+    while len(out) < n:
+        candidate = like_id(example, rng)
+        if candidate == example and not _has_digit(example):
+            candidate = f"{example}_{len(out) + 1}"
+        if candidate not in seen:
+            seen.add(candidate)
+            out.append(candidate)
+    return out
+
+
+def example_for(schema: dict[str, Any], name: str) -> Any:
+    """The first example value the schema of argument `name` carries, else a type-appropriate placeholder."""
+    examples = schema.get("examples") or []
+    if examples:
+        return examples[0]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    return {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(kind or "", f"{name}_1")

@@ -1,0 +1,74 @@
+"""Record-backed tools shared by the family templates: a seeded set of records keyed by the target's id argument,
+read tools that return them and write tools that change them, shaped like the target domain's real results."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import numpy as np
+
+from trace_envs.runtime.records import example_for, like_value, unique_ids
+from trace_envs.runtime.scenario import ToolError
+from trace_envs.spec.model import CapabilitySpec, ToolSpec
+
+
+def key_example(spec: CapabilitySpec, key: str) -> str:
+    """An example value of the key argument, from any tool's schema examples or result, else a generic id."""
+    for tool in spec.tools:
+        schema = tool.properties.get(key)
+        if isinstance(schema, dict) and schema.get("examples"):
+            return str(schema["examples"][0])
+    for tool in spec.tools:
+        if isinstance(tool.result_example, dict) and isinstance(tool.result_example.get(key), str):
+            return tool.result_example[key]
+    return "ID1234"
+
+
+def make_records(spec: CapabilitySpec, read: str, key: str, n: int, rng: np.random.Generator) -> dict[str, dict]:
+    """`n` records shaped like `read`'s real result, each with a fresh id under `key`."""
+    example = spec.tool(read).result_example
+    base = example if isinstance(example, dict) else {}
+    records: dict[str, dict] = {}
+    for rid in unique_ids(key_example(spec, key), n, rng):
+        record = like_value(base, rng)
+        record[key] = rid
+        records[rid] = record
+    return records
+
+
+def call(name: str, **arguments: Any) -> str:
+    """An action string for one tool call (what an oracle emits)."""
+    return json.dumps({"name": name, "arguments": arguments}, sort_keys=True)
+
+
+def fill_arguments(tool: ToolSpec, fixed: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for `tool`: the `fixed` ones plus each other required argument's first example value."""
+    args = dict(fixed)
+    for name in tool.required:
+        if name not in args:
+            schema = tool.properties.get(name, {})
+            args[name] = copy.deepcopy(example_for(schema if isinstance(schema, dict) else {}, name))
+    return args
+
+
+def new_state(records: dict[str, dict]) -> dict[str, Any]:
+    return {"records": records, "reads": [], "writes": []}
+
+
+def read_record(state: dict[str, Any], key: str, args: dict[str, Any]) -> dict[str, Any]:
+    rid = args.get(key)
+    record = state["records"].get(rid) if isinstance(rid, str) else None
+    if record is None:
+        raise ToolError(f"{key} {rid!r} not found")
+    state["reads"].append(rid)
+    return copy.deepcopy(record)
+
+
+def write_record(state: dict[str, Any], tool: str, key: str, args: dict[str, Any]) -> dict[str, Any]:
+    rid = args.get(key)
+    if not isinstance(rid, str) or rid not in state["records"]:
+        raise ToolError(f"{key} {rid!r} not found")
+    state["writes"].append({"tool": tool, "args": copy.deepcopy(args)})
+    return {"success": True, key: rid, "action": tool}

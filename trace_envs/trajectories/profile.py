@@ -1,0 +1,367 @@
+"""The DomainProfile: what the agent's tools look like, as seen in real runs.
+
+For every tool the agent called (calls by the simulated user are left out): how often, an argument schema (JSON types
+seen, arguments present in every call, a few example values), the shape of its results, its error rate, and whether it
+reads or writes state. The kind comes from the tool definitions when they carry a hint, else from an override file,
+else it is inferred: first from the tool's name (get_/search_/... read, cancel_/book_/update_/... write, think /
+calculate / transfer_to_* other), then, for names that say nothing, from evidence in the runs: a read-like call
+repeated with identical arguments that returns something different after a call to the tool makes it a write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, Field
+
+from trace_envs.trajectories.loaders import guess_domain
+from trace_envs.trajectories.models import Run, ToolCall
+
+__all__ = [
+    "DomainProfile",
+    "OverridesError",
+    "ToolProfile",
+    "build_profile",
+    "infer_kind_from_name",
+    "load_overrides",
+]
+
+ToolKind = Literal["read", "write", "other"]
+KindSource = Literal["definition", "inferred", "override"]
+KINDS = ("read", "write", "other")
+
+MAX_EXAMPLES = 3
+MAX_LIST_ITEMS = 3
+MAX_DICT_KEYS = 30
+MAX_STRING = 300
+MAX_DEPTH = 6
+
+READ_VERBS = {
+    "get", "search", "find", "list", "lookup", "look", "check", "fetch", "read", "query", "show", "view",
+    "retrieve", "describe", "count", "verify", "validate", "inspect", "browse",
+}  # fmt: skip
+WRITE_VERBS = {
+    "cancel", "book", "update", "modify", "create", "delete", "send", "return", "exchange", "add", "remove", "set",
+    "change", "place", "make", "submit", "pay", "refund", "upgrade", "downgrade", "toggle", "enable", "disable",
+    "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
+    "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
+    "move", "rename", "archive", "approve", "reject", "reboot", "restart",
+}  # fmt: skip
+OTHER_NAMES = {"think", "calculate", "calculator", "compute", "reason", "plan", "noop"}
+
+
+class OverridesError(ValueError):
+    """A kinds override file that cannot be used."""
+
+
+class ToolProfile(BaseModel):
+    """One tool as the agent used it."""
+
+    name: str
+    calls: int = 0
+    kind: ToolKind = "other"
+    kind_source: KindSource = "inferred"
+    description: str | None = Field(default=None, description="From the tool definition, when there is one.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}, "required": []},
+        description="JSON Schema of the arguments seen: JSON types per argument, `required` = present in every call.",
+    )
+    examples: dict[str, list[Any]] = Field(default_factory=dict, description="Up to 3 distinct values per argument.")
+    result_keys: list[str] = Field(default_factory=list, description="Keys of object results (of the items of lists).")
+    result_example: Any = Field(default=None, description="The first non-error result, parsed and truncated.")
+    error_rate: float = 0.0
+
+
+class DomainProfile(BaseModel):
+    """Every tool the agent used in a domain, plus the policy text."""
+
+    domain: str
+    tools: dict[str, ToolProfile] = Field(default_factory=dict)
+    policy: str = ""
+    runs: int = 0
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Tool name to read / write / other (what `ActionTrace.tool_kinds` takes)."""
+        return {name: t.kind for name, t in self.tools.items()}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# kinds
+
+
+def _tokens(name: str) -> list[str]:
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[^a-zA-Z0-9]+", name.lower()) if t]
+
+
+def infer_kind_from_name(name: str) -> ToolKind | None:
+    """read / write / other from the tool's name, or None when the name says nothing."""
+    toks = _tokens(name)
+    if not toks:
+        return None
+    if toks[0] == "transfer" and len(toks) > 1 and toks[1] == "to":
+        return "other"  # transfer_to_human_agents: a handoff, not a state change in the domain
+    if toks[0] in OTHER_NAMES or "_".join(toks) in OTHER_NAMES:
+        return "other"
+    if toks[0] in READ_VERBS:
+        return "read"
+    if toks[0] in WRITE_VERBS:
+        return "write"
+    if toks[0] in ("is", "has", "can"):
+        return "read"
+    for t in toks[1:]:
+        if t in WRITE_VERBS:
+            return "write"
+        if t in READ_VERBS:
+            return "read"
+    return None
+
+
+def _definition_hint(definition: Mapping[str, Any]) -> ToolKind | None:
+    """A kind the definition states: `kind` / `x-kind`, or MCP-style `annotations.readOnlyHint`."""
+    for holder in (definition, definition.get("function") or {}):
+        if not isinstance(holder, Mapping):
+            continue
+        for key in ("kind", "x-kind", "x_kind"):
+            v = holder.get(key)
+            if isinstance(v, str) and v.lower() in KINDS:
+                return v.lower()  # type: ignore[return-value]
+        ann = holder.get("annotations")
+        if isinstance(ann, Mapping):
+            if ann.get("readOnlyHint") is True:
+                return "read"
+            if ann.get("readOnlyHint") is False or ann.get("destructiveHint") is True:
+                return "write"
+    return None
+
+
+def _state_change_evidence(runs: list[Run], name_kinds: dict[str, ToolKind | None]) -> tuple[set[str], set[str]]:
+    """Tools seen between two identical read calls whose results differ (writes) or match (no change)."""
+    changed: set[str] = set()
+    unchanged: set[str] = set()
+    for run in runs:
+        calls = run.agent_calls
+        last: dict[str, tuple[int, str]] = {}
+        for i, c in enumerate(calls):
+            if name_kinds.get(c.name) != "read" or c.error or c.result is None:
+                continue
+            key = c.name + "\x00" + json.dumps(c.arguments, sort_keys=True, default=str)
+            if key in last:
+                j, before = last[key]
+                between = {b.name for b in calls[j + 1 : i] if name_kinds.get(b.name) is None and not b.error}
+                (changed if before != c.result else unchanged).update(between)
+            last[key] = (i, c.result)
+    return changed, unchanged - changed
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# shapes
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "string"
+
+
+def _truncate(v: Any, depth: int = 0) -> Any:
+    if isinstance(v, str):
+        return v if len(v) <= MAX_STRING else v[:MAX_STRING] + "..."
+    if depth >= MAX_DEPTH and isinstance(v, (list, dict)):
+        return "..."
+    if isinstance(v, list):
+        return [_truncate(x, depth + 1) for x in v[:MAX_LIST_ITEMS]]
+    if isinstance(v, dict):
+        return {k: _truncate(x, depth + 1) for k, x in list(v.items())[:MAX_DICT_KEYS]}
+    return v
+
+
+def _parse(raw: str | None) -> tuple[bool, Any]:
+    if raw is None:
+        return False, None
+    try:
+        return True, json.loads(raw)
+    except (ValueError, RecursionError):
+        return False, raw
+
+
+class _Acc:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls = 0
+        self.errors = 0
+        self.arg_types: dict[str, set[str]] = {}
+        self.arg_counts: Counter[str] = Counter()
+        self.examples: dict[str, list[Any]] = {}
+        self._example_keys: dict[str, set[str]] = {}
+        self.result_keys: dict[str, None] = {}
+        self.result_example: Any = None
+        self.has_example = False
+        self.text_example: Any = None
+
+    def add(self, call: ToolCall) -> None:
+        self.calls += 1
+        if call.error:
+            self.errors += 1
+        for arg, value in call.arguments.items():
+            self.arg_types.setdefault(arg, set()).add(_json_type(value))
+            self.arg_counts[arg] += 1
+            ex = self.examples.setdefault(arg, [])
+            if len(ex) < MAX_EXAMPLES:
+                key = json.dumps(value, sort_keys=True, default=str)
+                seen = self._example_keys.setdefault(arg, set())
+                if key not in seen:
+                    seen.add(key)
+                    ex.append(_truncate(value))
+        if call.error or call.result is None:
+            return
+        ok, parsed = _parse(call.result)
+        if not ok:
+            if self.text_example is None:
+                self.text_example = _truncate(parsed)
+            return
+        if not self.has_example:
+            self.result_example = _truncate(parsed)
+            self.has_example = True
+        items = parsed if isinstance(parsed, list) else [parsed]
+        # One level of nesting too: a list of lists of records (e.g. one-stop flight pairs).
+        items = [x for it in items for x in (it if isinstance(it, list) else [it])]
+        for it in items:
+            if isinstance(it, dict):
+                for k in it:
+                    self.result_keys.setdefault(str(k), None)
+
+    def schema(self) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        for arg, types in self.arg_types.items():
+            if {"integer", "number"} <= types:
+                types = types - {"integer"}
+            t = sorted(types)
+            props[arg] = {"type": t[0] if len(t) == 1 else t}
+        required = [a for a in self.arg_types if self.arg_counts[a] == self.calls]
+        return {"type": "object", "properties": props, "required": required}
+
+
+def load_overrides(path: str | Path) -> dict[str, str]:
+    """Read `{"tool_name": "read"|"write"|"other"}` (or `{"kinds": {...}}`) from a JSON or YAML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OverridesError(f"{p}: cannot read kinds file: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = yaml.safe_load(text) if p.suffix.lower() in (".yaml", ".yml") else json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise OverridesError(f"{p}: not JSON or YAML: {str(exc).splitlines()[0]}") from None
+    except yaml.YAMLError as exc:
+        raise OverridesError(f"{p}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    return _check_overrides(data, str(p))
+
+
+def _check_overrides(data: Any, where: str) -> dict[str, str]:
+    if isinstance(data, Mapping) and isinstance(data.get("kinds"), Mapping):
+        data = data["kinds"]
+    if not isinstance(data, Mapping):
+        raise OverridesError(f'{where}: expected an object {{"tool_name": "read"|"write"|"other"}}')
+    out: dict[str, str] = {}
+    for name, kind in data.items():
+        if not isinstance(kind, str) or kind.lower() not in KINDS:
+            raise OverridesError(f"{where}: tool {name!r}: expected read, write or other, got {kind!r}")
+        out[str(name)] = kind.lower()
+    return out
+
+
+def build_profile(
+    runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None
+) -> DomainProfile:
+    """Profile the tools the agent called in `runs` (user-requestor calls are left out)."""
+    runs = list(runs)
+    if overrides is None:
+        kinds_override: dict[str, str] = {}
+    elif isinstance(overrides, (str, Path)):
+        kinds_override = load_overrides(overrides)
+    else:
+        kinds_override = _check_overrides(overrides, "overrides")
+
+    accs: dict[str, _Acc] = {}
+    definitions: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        for t in run.tools or []:
+            fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
+            if isinstance(fn.get("name"), str):
+                definitions.setdefault(fn["name"], t)
+        for call in run.tool_calls:
+            if call.requestor != "agent":
+                continue
+            acc = accs.get(call.name)
+            if acc is None:
+                acc = accs[call.name] = _Acc(call.name)
+            acc.add(call)
+
+    name_kinds = {name: infer_kind_from_name(name) for name in accs}
+    changed, unchanged = _state_change_evidence(runs, name_kinds)
+
+    tools: dict[str, ToolProfile] = {}
+    for name in sorted(accs, key=lambda n: (-accs[n].calls, n)):
+        acc = accs[name]
+        definition = definitions.get(name)
+        hint = _definition_hint(definition) if definition else None
+        if name in kinds_override:
+            kind, source = kinds_override[name], "override"
+        elif hint is not None:
+            kind, source = hint, "definition"
+        elif name_kinds[name] is not None:
+            kind, source = name_kinds[name], "inferred"
+        elif name in changed:
+            kind, source = "write", "inferred"
+        elif name in unchanged:
+            kind, source = "read", "inferred"
+        else:
+            kind, source = "other", "inferred"
+        desc = None
+        if definition:
+            fn = definition.get("function") if isinstance(definition.get("function"), Mapping) else definition
+            desc = fn.get("description") if isinstance(fn.get("description"), str) else None
+        tools[name] = ToolProfile(
+            name=name,
+            calls=acc.calls,
+            kind=kind,
+            kind_source=source,
+            description=desc,
+            parameters=acc.schema(),
+            examples=acc.examples,
+            result_keys=list(acc.result_keys),
+            result_example=acc.result_example if acc.has_example else acc.text_example,
+            error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0,
+        )
+
+    policies = Counter(r.policy for r in runs if r.policy)
+    domains = Counter(str(r.meta["domain"]) for r in runs if r.meta.get("domain") and r.meta["domain"] != "custom")
+    domain = domains.most_common(1)[0][0] if domains else guess_domain(tools)
+    return DomainProfile(
+        domain=domain,
+        tools=tools,
+        policy=policies.most_common(1)[0][0] if policies else "",
+        runs=len(runs),
+    )
