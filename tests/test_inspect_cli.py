@@ -38,24 +38,33 @@ def as_json(app, *args):
 
 
 def _jsonl_line(task_id, success=True):
-    return json.dumps({
-        "task_id": task_id,
-        "success": success,
-        "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None,
-             "tool_calls": [{"id": "c1", "function": {"name": "get_order", "arguments": {"id": 1}}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "{}"},
-            {"role": "assistant", "content": "ok"},
-        ],
-    })
+    return json.dumps(
+        {
+            "task_id": task_id,
+            "success": success,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c1", "function": {"name": "get_order", "arguments": {"id": 1}}}],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+                {"role": "assistant", "content": "ok"},
+            ],
+        }
+    )
 
 
 @needs_data
 def test_tau_bench_numbers(app):
     out = as_json(app, TAU)
     assert (out["runs"], out["passed"], out["failed"], out["tasks"], out["mixed_tasks"]) == (200, 84, 116, 50, 26)
-    assert out["tools"]["get_reservation_details"] == {**out["tools"]["get_reservation_details"], "calls": 377, "kind": "read"}
+    assert out["tools"]["get_reservation_details"] == {
+        **out["tools"]["get_reservation_details"],
+        "calls": 377,
+        "kind": "read",
+    }
     assert out["tools"]["cancel_reservation"]["kind"] == "write"
     assert out["skipped"] == 0 and out["files"] == [str(TAU)]
 
@@ -63,7 +72,12 @@ def test_tau_bench_numbers(app):
 @needs_data
 @pytest.mark.parametrize(
     "name,runs,passed",
-    [("ft-gpt-4.1_airline", 20, 13), ("ft-gpt-4.1_retail", 40, 34), ("gpt-4.1_airline", 20, 10), ("gpt-4.1_retail", 40, 34)],
+    [
+        ("ft-gpt-4.1_airline", 20, 13),
+        ("ft-gpt-4.1_retail", 40, 34),
+        ("gpt-4.1_airline", 20, 10),
+        ("gpt-4.1_retail", 40, 34),
+    ],
 )
 def test_tau2_numbers(app, name, runs, passed):
     out = as_json(app, TAU2 / f"{name}.json")
@@ -136,7 +150,9 @@ def test_missing_file_and_bad_kinds(app, tmp_path):
 
 def test_skip_invalid(app, tmp_path):
     path = tmp_path / "runs.jsonl"
-    path.write_text("\n".join([_jsonl_line("a"), '{"task_id": "b", "messages": [{"role"', _jsonl_line("c", False)]) + "\n")
+    path.write_text(
+        "\n".join([_jsonl_line("a"), '{"task_id": "b", "messages": [{"role"', _jsonl_line("c", False)]) + "\n"
+    )
     res = run_cli(app, path)
     assert res.exit_code == 2 and "runs.jsonl: line 2" in res.stderr
     out = as_json(app, path, "--skip-invalid")

@@ -107,7 +107,12 @@ def test_tau_bench_reused_call_ids_join_in_order(tau_runs):
 @needs_data
 @pytest.mark.parametrize(
     "name,runs,passed",
-    [("ft-gpt-4.1_airline", 20, 13), ("ft-gpt-4.1_retail", 40, 34), ("gpt-4.1_airline", 20, 10), ("gpt-4.1_retail", 40, 34)],
+    [
+        ("ft-gpt-4.1_airline", 20, 13),
+        ("ft-gpt-4.1_retail", 40, 34),
+        ("gpt-4.1_airline", 20, 10),
+        ("gpt-4.1_retail", 40, 34),
+    ],
 )
 def test_tau2_counts(name, runs, passed):
     result = load_file(TAU2 / f"{name}.json")
@@ -147,8 +152,16 @@ def test_tau2_messages_normalised_and_ground_truth():
 def test_tau2_user_requestor_calls(tmp_path):
     doc = {
         "timestamp": "x",
-        "info": {"environment_info": {"domain_name": "telecom", "policy": "P", "tool_defs": None}, "agent_info": {"llm": "m"}},
-        "tasks": [{"id": "7", "evaluation_criteria": {"actions": [{"name": "toggle_data", "arguments": {}, "requestor": "user"}]}}],
+        "info": {
+            "environment_info": {"domain_name": "telecom", "policy": "P", "tool_defs": None},
+            "agent_info": {"llm": "m"},
+        },
+        "tasks": [
+            {
+                "id": "7",
+                "evaluation_criteria": {"actions": [{"name": "toggle_data", "arguments": {}, "requestor": "user"}]},
+            }
+        ],
         "simulations": [
             {
                 "task_id": "7",
@@ -158,11 +171,21 @@ def test_tau2_user_requestor_calls(tmp_path):
                 "reward_info": {"reward": 1.0},
                 "messages": [
                     {"role": "assistant", "content": "Hi", "tool_calls": None, "turn_idx": 0},
-                    {"role": "user", "content": None, "turn_idx": 1,
-                     "tool_calls": [{"id": "u1", "name": "toggle_data", "arguments": {}, "requestor": "user"}]},
+                    {
+                        "role": "user",
+                        "content": None,
+                        "turn_idx": 1,
+                        "tool_calls": [{"id": "u1", "name": "toggle_data", "arguments": {}, "requestor": "user"}],
+                    },
                     {"role": "tool", "id": "u1", "content": "ok", "requestor": "user", "error": False},
-                    {"role": "assistant", "content": None, "raw_data": {"x": 1},
-                     "tool_calls": [{"id": "a1", "name": "get_line", "arguments": {"n": 1}, "requestor": "assistant"}]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "raw_data": {"x": 1},
+                        "tool_calls": [
+                            {"id": "a1", "name": "get_line", "arguments": {"n": 1}, "requestor": "assistant"}
+                        ],
+                    },
                     {"role": "tool", "id": "a1", "content": "Error: no line", "requestor": "assistant", "error": True},
                 ],
             }
@@ -220,15 +243,44 @@ def test_jsonl_skip_invalid(tmp_path):
         ("blank.jsonl", b"  \n\n", r"blank\.jsonl: file is empty"),
         ("bin.json", bytes(range(256)) * 4, r"bin\.json: not a text file"),
         ("latin.json", b'{"a": "caf\xe9"}', r"latin\.json: not a text file \(invalid UTF-8 at byte 10\)"),
-        ("trunc.json", b'[{"task_id": 1, "traj": [{"role": "user", "cont', r"trunc\.json: line 1 column \d+: invalid JSON .*truncated"),
-        ("shape.json", b'{"foo": 1, "bar": 2}', r"shape\.json: unknown trajectory format: got a JSON object with keys: foo, bar; supported formats: tau-bench"),
+        (
+            "trunc.json",
+            b'[{"task_id": 1, "traj": [{"role": "user", "cont',
+            r"trunc\.json: line 1 column \d+: invalid JSON .*truncated",
+        ),
+        (
+            "shape.json",
+            b'{"foo": 1, "bar": 2}',
+            r"shape\.json: unknown trajectory format: got a JSON object with keys: foo, bar; "
+            r"supported formats: tau-bench",
+        ),
         ("list.json", b"[1, 2]", r"list\.json: unknown trajectory format"),
         ("emptylist.json", b"[]", r"emptylist\.json: expected a list of runs, got an empty list"),
-        ("notraj.json", b'[{"task_id": 7, "reward": 0, "traj": null}]', r'notraj\.json: run index 0 \(task 7\): expected "traj" to be a list of messages, got null'),
-        ("nomsg.json", b'[{"task_id": 7, "reward": 0, "traj": []}]', r"nomsg\.json: run index 0 \(task 7\): expected \"traj\" to hold at least one message"),
-        ("noreward.json", b'[{"task_id": 7, "traj": [{"role": "user", "content": "x"}]}]', r'run index 0 \(task 7\): expected "reward"'),
-        ("tau2bad.json", b'{"simulations": [{"task_id": "3", "messages": [], "reward_info": {"reward": 1}}]}', r"tau2bad\.json: run index 0 \(task 3\): expected \"messages\" to hold at least one message"),
-        ("badmsg.jsonl", b'{"task_id": 1, "reward": 1, "messages": [{"content": "x"}]}\n', r'badmsg\.jsonl: line 1: expected "messages\[0\]\.role" to be a string'),
+        (
+            "notraj.json",
+            b'[{"task_id": 7, "reward": 0, "traj": null}]',
+            r'notraj\.json: run index 0 \(task 7\): expected "traj" to be a list of messages, got null',
+        ),
+        (
+            "nomsg.json",
+            b'[{"task_id": 7, "reward": 0, "traj": []}]',
+            r"nomsg\.json: run index 0 \(task 7\): expected \"traj\" to hold at least one message",
+        ),
+        (
+            "noreward.json",
+            b'[{"task_id": 7, "traj": [{"role": "user", "content": "x"}]}]',
+            r'run index 0 \(task 7\): expected "reward"',
+        ),
+        (
+            "tau2bad.json",
+            b'{"simulations": [{"task_id": "3", "messages": [], "reward_info": {"reward": 1}}]}',
+            r"tau2bad\.json: run index 0 \(task 3\): expected \"messages\" to hold at least one message",
+        ),
+        (
+            "badmsg.jsonl",
+            b'{"task_id": 1, "reward": 1, "messages": [{"content": "x"}]}\n',
+            r'badmsg\.jsonl: line 1: expected "messages\[0\]\.role" to be a string',
+        ),
     ],
 )
 def test_bad_input_one_clear_error(tmp_path, name, content, pattern):
@@ -246,15 +298,24 @@ def test_pydantic_error_names_field(tmp_path):
     load_runs([path])  # nan is a float; accepted
     doc = [{"task_id": 1, "reward": 1, "traj": [{"role": "user", "content": "x"}], "trial": "zero"}]
     (tmp_path / "r.json").write_text(json.dumps(doc))
-    with pytest.raises(TrajectoryFormatError, match=r'r\.json: run index 0 \(task 1\): expected "trial" to be an integer'):
+    with pytest.raises(
+        TrajectoryFormatError, match=r'r\.json: run index 0 \(task 1\): expected "trial" to be an integer'
+    ):
         load_runs([tmp_path / "r.json"])
 
 
 def test_validation_error_becomes_format_error_with_field_path():
     from trace_envs.trajectories import loaders
 
-    rec = {"run_id": "f/1/0", "source": "x", "task_id": "1", "messages": [{"role": "user"}], "reward": 1.0,
-           "success": True, "tool_calls": [{"id": "c", "name": "n", "arguments": ["not", "a", "dict"]}]}
+    rec = {
+        "run_id": "f/1/0",
+        "source": "x",
+        "task_id": "1",
+        "messages": [{"role": "user"}],
+        "reward": 1.0,
+        "success": True,
+        "tool_calls": [{"id": "c", "name": "n", "arguments": ["not", "a", "dict"]}],
+    }
     with pytest.raises(loaders._RunError) as info:
         loaders._validate_run(rec, "line 3")
     assert info.value.where == "line 3"

@@ -1,4 +1,4 @@
-"""DomainProfile: tool schemas, result shapes, read/write kinds (names, state-change evidence, definitions, overrides)."""
+"""DomainProfile: tool schemas, result shapes, read/write kinds (names, state changes, definitions, overrides)."""
 
 from __future__ import annotations
 
@@ -74,32 +74,48 @@ def test_tau2_profiles():
     assert retail.policy.startswith("# Retail agent policy")
     assert retail.kinds["get_order_details"] == "read"
     assert retail.kinds["find_user_id_by_name_zip"] == "read"
-    for name in ("cancel_pending_order", "modify_pending_order_items", "exchange_delivered_order_items",
-                 "return_delivered_order_items"):
+    for name in (
+        "cancel_pending_order",
+        "modify_pending_order_items",
+        "exchange_delivered_order_items",
+        "return_delivered_order_items",
+    ):
         assert retail.kinds[name] == "write"
 
 
 def _call(i, name, args, result, requestor="agent", error=False):
-    return ToolCall(id=f"c{i}", name=name, arguments=args, result=result, requestor=requestor, error=error,
-                    message_index=i)
+    return ToolCall(
+        id=f"c{i}", name=name, arguments=args, result=result, requestor=requestor, error=error, message_index=i
+    )
 
 
 def _run(calls, run_id="r", tools=None, policy="P"):
-    return Run(run_id=run_id, source="planted", task_id=run_id, messages=[{"role": "user", "content": "x"}],
-               tool_calls=calls, reward=1.0, success=True, policy=policy, tools=tools)
+    return Run(
+        run_id=run_id,
+        source="planted",
+        task_id=run_id,
+        messages=[{"role": "user", "content": "x"}],
+        tool_calls=calls,
+        reward=1.0,
+        success=True,
+        policy=policy,
+        tools=tools,
+    )
 
 
 def test_state_change_evidence_for_opaque_names():
     before = json.dumps({"id": 1, "status": "open"})
     after = json.dumps({"id": 1, "status": "closed"})
-    run = _run([
-        _call(0, "get_ticket", {"id": 1}, before),
-        _call(1, "frobnicate_ticket", {"id": 1}, "ok"),
-        _call(2, "get_ticket", {"id": 1}, after),
-        _call(3, "ponder", {"q": "x"}, "hmm"),
-        _call(4, "get_ticket", {"id": 1}, after),
-        _call(5, "mystery", {}, "?"),
-    ])
+    run = _run(
+        [
+            _call(0, "get_ticket", {"id": 1}, before),
+            _call(1, "frobnicate_ticket", {"id": 1}, "ok"),
+            _call(2, "get_ticket", {"id": 1}, after),
+            _call(3, "ponder", {"q": "x"}, "hmm"),
+            _call(4, "get_ticket", {"id": 1}, after),
+            _call(5, "mystery", {}, "?"),
+        ]
+    )
     prof = build_profile([run])
     assert prof.tools["frobnicate_ticket"].kind == "write"
     assert prof.tools["ponder"].kind == "read"  # seen between identical reads, no change
@@ -108,12 +124,14 @@ def test_state_change_evidence_for_opaque_names():
 
 
 def test_user_calls_not_counted_and_schema_types():
-    run = _run([
-        _call(0, "toggle_data", {}, "ok", requestor="user"),
-        _call(1, "get_line", {"n": 1, "opt": "a"}, json.dumps([{"a": 1}, {"b": 2}])),
-        _call(2, "get_line", {"n": 2.5}, "Error: nope", error=True),
-        _call(3, "get_line", {"n": None}, "plain text"),
-    ])
+    run = _run(
+        [
+            _call(0, "toggle_data", {}, "ok", requestor="user"),
+            _call(1, "get_line", {"n": 1, "opt": "a"}, json.dumps([{"a": 1}, {"b": 2}])),
+            _call(2, "get_line", {"n": 2.5}, "Error: nope", error=True),
+            _call(3, "get_line", {"n": None}, "plain text"),
+        ]
+    )
     prof = build_profile([run])
     assert "toggle_data" not in prof.tools
     t = prof.tools["get_line"]
@@ -126,7 +144,10 @@ def test_user_calls_not_counted_and_schema_types():
 
 def test_definitions_and_overrides(tmp_path):
     tools = [
-        {"type": "function", "function": {"name": "zap", "description": "Zaps.", "annotations": {"readOnlyHint": False}}},
+        {
+            "type": "function",
+            "function": {"name": "zap", "description": "Zaps.", "annotations": {"readOnlyHint": False}},
+        },
         {"type": "function", "function": {"name": "get_a", "description": "Reads a.", "parameters": {}}},
     ]
     run = _run([_call(0, "zap", {}, "1"), _call(1, "get_a", {}, "2"), _call(2, "think", {}, "")], tools=tools)
@@ -152,10 +173,22 @@ def test_definitions_and_overrides(tmp_path):
 
 @pytest.mark.parametrize(
     "name,kind",
-    [("get_user", "read"), ("searchFlights", "read"), ("list_all_airports", "read"), ("check_status_bar", "read"),
-     ("cancel_reservation", "write"), ("book_reservation", "write"), ("send_certificate", "write"),
-     ("return_delivered_order_items", "write"), ("set_apn", "write"), ("transfer_to_human_agents", "other"),
-     ("calculate", "other"), ("think", "other"), ("user_lookup", "read"), ("frobnicate", None)],
+    [
+        ("get_user", "read"),
+        ("searchFlights", "read"),
+        ("list_all_airports", "read"),
+        ("check_status_bar", "read"),
+        ("cancel_reservation", "write"),
+        ("book_reservation", "write"),
+        ("send_certificate", "write"),
+        ("return_delivered_order_items", "write"),
+        ("set_apn", "write"),
+        ("transfer_to_human_agents", "other"),
+        ("calculate", "other"),
+        ("think", "other"),
+        ("user_lookup", "read"),
+        ("frobnicate", None),
+    ],
 )
 def test_name_heuristics(name, kind):
     assert infer_kind_from_name(name) == kind

@@ -14,15 +14,43 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+def _version(value: bool) -> None:
+    if value:
+        from trace_envs import __version__
+
+        print(f"trace-envs {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Turn an LLM agent's recurring failures into targeted Gymnasium training environments.
+
+    Pipeline: inspect (read runs) -> mine (find missing capabilities) -> generate (specs to envs) -> check -> train
+    (one LoRA adapter per capability) -> eval -> route. `trace-envs run` does all of it; `trace-envs demo` shows it.
+    """
+
+
 # One module per command group; each defines `register(app)`.
 COMMAND_MODULES = [
     "trace_envs.cli.inspect_cmd",
+    "trace_envs.cli.envs_cmd",
 ]
 
 
+_loaded = False
+
+
 def _load_commands() -> None:
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
+    global _loaded
+    if not _loaded:
+        for name in COMMAND_MODULES:
+            importlib.import_module(name).register(app)
+        _loaded = True
 
 
 def main() -> None:

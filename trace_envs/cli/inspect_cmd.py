@@ -91,7 +91,9 @@ def inspect(
     paths: Annotated[
         list[str], typer.Argument(metavar="FILE_OR_DIR...", help="Trajectory files, directories or glob patterns.")
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the readable summary.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of the readable summary.")
+    ] = False,
     skip_invalid: Annotated[
         bool, typer.Option("--skip-invalid", help="Skip bad runs (and unreadable files) and report how many.")
     ] = False,
@@ -114,14 +116,6 @@ def inspect(
 inspect.__doc__ = INSPECT_HELP
 
 
-def _root() -> None:
-    """Turn an LLM agent's recurring failures into targeted Gymnasium training environments."""
-
-
 def register(app: typer.Typer) -> None:
     """Add `inspect` to the CLI."""
-    if app.registered_callback is None and not app.registered_groups and not app.registered_commands:
-        # With a single command and no callback Typer would run `inspect` as the root command, so that
-        # `trace-envs inspect FILE` read "inspect" as a path. A no-op callback keeps `inspect` a subcommand.
-        app.callback()(_root)
     app.command("inspect", help=INSPECT_HELP, short_help="Summarize agent runs and the tools they used.")(inspect)

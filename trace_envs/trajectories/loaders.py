@@ -328,7 +328,9 @@ def _normalize_tools(tool_defs: Any) -> list[dict[str, Any]] | None:
         fn = t.get("function") if isinstance(t.get("function"), dict) else t
         if not isinstance(fn.get("name"), str):
             continue
-        out.append({**t, "type": "function", "function": fn} if "function" in t else {"type": "function", "function": fn})
+        out.append(
+            {**t, "type": "function", "function": fn} if "function" in t else {"type": "function", "function": fn}
+        )
     return out or None
 
 
@@ -726,9 +728,7 @@ def _unique_id(base: str, used: set[str]) -> str:
     return f"{base}~{k}"
 
 
-def _load_one(
-    path: Path, explicit: bool, skip_invalid: bool, result: LoadResult, used_ids: set[str]
-) -> None:
+def _load_one(path: Path, explicit: bool, skip_invalid: bool, result: LoadResult, used_ids: set[str]) -> None:
     display = str(path)
     try:
         text = _read_text(path, display)
@@ -748,7 +748,7 @@ def _load_one(
     skipped: list[str] = []
     stem = path.stem
     good: list[dict[str, Any]] = []
-    for where, rec in records:
+    for _where, rec in records:
         if isinstance(rec, _RunError):
             err = TrajectoryFormatError(display, rec.where, rec.message)
             if not skip_invalid:

@@ -292,9 +292,7 @@ def _check_overrides(data: Any, where: str) -> dict[str, str]:
     return out
 
 
-def build_profile(
-    runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None
-) -> DomainProfile:
+def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None) -> DomainProfile:
     """Profile the tools the agent called in `runs` (user-requestor calls are left out)."""
     runs = list(runs)
     if overrides is None:

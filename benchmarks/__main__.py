@@ -1,0 +1,37 @@
+"""Run every benchmark module (or those named on the command line): `python -m benchmarks [name ...]`."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    here = Path(__file__).parent
+    names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names
+    failed = False
+    for name in wanted:
+        if name not in names:
+            print(f"unknown benchmark {name}; known: {', '.join(names)}")
+            return 2
+        print(f"== {name}")
+        start = time.perf_counter()
+        try:
+            lines = importlib.import_module(f"benchmarks.{name}").run()
+        except Exception as exc:  # report and go on: one broken benchmark should not hide the others
+            print(f"   ERROR {type(exc).__name__}: {exc}")
+            failed = True
+            continue
+        for line in lines:
+            print(f"   {line}")
+            failed = failed or "FAIL" in line
+        print(f"   ({time.perf_counter() - start:.1f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

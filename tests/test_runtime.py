@@ -1,0 +1,125 @@
+"""The runtime: action parsing, error observations, scripted user, info keys, determinism, truncation."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import trace_envs  # noqa: F401  (registers the bundled envs)
+from trace_envs.runtime import STOP, ScriptedUser, parse_action
+from trace_envs.runtime.base import CHARSET
+
+ENV_ID = "trace/airline_check_cabin_before_cancel"
+
+
+@pytest.mark.parametrize(
+    "action, names",
+    [
+        ('{"name": "get_x", "arguments": {"a": 1}}', ["get_x"]),
+        ('{"name": "get_x", "arguments": "{\\"a\\": 1}"}', ["get_x"]),
+        ('[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]', ["a", "b"]),
+        ('<tool_call>{"name": "a", "arguments": {}}</tool_call>', ["a"]),
+        ('thinking... <tool_call>{"name": "a", "arguments": {}}</tool_call><tool_call>{"name": "b"}</tool_call>', ["a", "b"]),
+        ('{"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}}', ["a"]),
+        ('{"tool_calls": [{"type": "function", "function": {"name": "a", "arguments": {}}}]}', ["a"]),
+    ],
+)
+def test_parse_tool_call_forms(action, names):
+    parsed = parse_action(action)
+    assert parsed.error is None
+    assert [c.name for c in parsed.calls] == names
+
+
+def test_parse_text_and_malformed():
+    assert parse_action("Hello, how can I help?").text == "Hello, how can I help?"
+    assert parse_action('{"name": "a", "arguments": ').error.startswith("invalid tool call JSON")
+    assert "missing" in parse_action('{"arguments": {}}').error
+    assert "expected a JSON object" in parse_action('{"name": "a", "arguments": [1]}').error
+    assert parse_action(b"\xff\xfe bytes").text.startswith("\ufffd")
+    assert "too deeply" in parse_action("[" * 5000 + "]" * 5000).error
+
+
+def test_reset_info_and_spaces():
+    env = gym.make(ENV_ID)
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    for key in ("messages", "tools", "capability", "spec_hash", "system_prompt", "opening"):
+        assert key in info
+    assert info["messages"][0]["role"] == "system" and info["messages"][1] == {"role": "user", "content": obs}
+    assert {t["function"]["name"] for t in info["tools"]} == {"get_reservation_details", "cancel_reservation"}
+    assert info["capability"] == "airline_check_cabin_before_cancel"
+    assert len(info["spec_hash"]) == 64
+    assert set("héllo – “quoted” {json: [1]}") <= CHARSET
+
+
+def test_same_seed_same_episode_and_different_seeds_differ():
+    env = gym.make(ENV_ID)
+    first = env.reset(seed=7)
+    actions = env.unwrapped.oracle_actions()
+    again = env.reset(seed=7)
+    assert first[0] == again[0] and env.unwrapped.oracle_actions() == actions
+    assert env.reset(seed=8)[0] != first[0] or env.unwrapped.oracle_actions() != actions
+
+
+def test_malformed_call_and_unknown_tool_give_error_observations():
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, _ = env.step('{"name": "cancel_reservation", "arguments": ')
+    assert json.loads(obs)["error"].startswith("invalid tool call JSON") and not terminated
+    obs, *_ = env.step('{"name": "drop_database", "arguments": {}}')
+    assert "unknown tool" in json.loads(obs)["error"]
+    obs, *_ = env.step('{"name": "get_reservation_details", "arguments": {"reservation_id": 5}}')
+    assert "must be string" in json.loads(obs)["error"]
+    obs, *_ = env.step('{"name": "get_reservation_details", "arguments": {}}')
+    assert "missing required" in json.loads(obs)["error"]
+    obs, *_ = env.step('{"name": "get_reservation_details", "arguments": {"reservation_id": "NOPE00"}}')
+    assert "not found" in json.loads(obs)["error"]
+
+
+def test_oracle_episode_messages_are_openai_form_and_reward_terminal():
+    env = gym.make(ENV_ID)
+    env.reset(seed=1)
+    rewards = []
+    for action in env.unwrapped.oracle_actions():
+        obs, reward, terminated, truncated, info = env.step(action)
+        rewards.append(reward)
+    assert terminated and rewards[-1] == 1.0 and all(r == 0.0 for r in rewards[:-1])
+    assert info["reward_breakdown"]["read_target"] == 1.0 and info["success"] is True
+    roles = [m["role"] for m in info["messages"]]
+    assert roles[:3] == ["system", "user", "assistant"] and "tool" in roles
+    call_msg = next(m for m in info["messages"] if m.get("tool_calls"))
+    fn = call_msg["tool_calls"][0]["function"]
+    assert fn["name"] == "get_reservation_details" and isinstance(fn["arguments"], str)
+    tool_msg = next(m for m in info["messages"] if m["role"] == "tool")
+    assert tool_msg["tool_call_id"] == call_msg["tool_calls"][0]["id"]
+    assert STOP in info["messages"][-1]["content"]
+
+
+def test_max_turns_truncates_with_terminal_score():
+    env = gym.make(ENV_ID, max_turns=3)
+    env.reset(seed=0)
+    out = None
+    for _ in range(3):
+        out = env.step('{"name": "get_reservation_details", "arguments": {"reservation_id": "X"}}')
+    _, reward, terminated, truncated, info = out
+    assert truncated and not terminated and reward == 0.0 and "reward_breakdown" in info
+
+
+def test_scripted_user_facts_confirmation_followups_and_end():
+    user = ScriptedUser(facts={"reservation id": "ABC123"}, aliases={"reservation id": ["booking"]}, followups=["Also X."])
+    assert user.reply("What is your booking code?") == ("My reservation id is ABC123.", False)
+    assert user.reply("Shall I proceed with the cancellation?") == ("Yes, please go ahead.", False)
+    assert user.reply("Done.") == ("Also X.", False)
+    reply, ended = user.reply("All done.")
+    assert ended and STOP in reply
+    assert ScriptedUser(confirm=False).reply("Do you confirm?")[0].startswith("No")
+
+
+def test_step_never_raises_on_odd_actions():
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    for action in ["", " ", "\x00\x01", "{", "[]", "[1,2]", "null", '{"name": 5}', "<tool_call>", "x" * 300_000]:
+        obs, *_ = env.step(action)
+        assert isinstance(obs, str)

@@ -1,0 +1,185 @@
+"""`trace-envs schema | generate | list | check | play`: the envs side of the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from trace_envs.cli.common import fail
+
+console = Console()
+
+
+def schema(out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of stdout.")] = None) -> None:
+    """Print the JSON Schema of a CapabilitySpec (validate your own spec files against it)."""
+    from trace_envs.spec.io import json_schema
+
+    text = json.dumps(json_schema(), indent=2, sort_keys=True)
+    if out:
+        out.write_text(text + "\n")
+        console.print(f"wrote {out}")
+    else:
+        print(text)
+
+
+def generate(
+    specs: Annotated[list[Path], typer.Argument(help="Spec files: one CapabilitySpec or a list of them (e.g. capabilities.json).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to publish envs into, one sub-folder per spec.")] = Path("generated"),
+    no_validate: Annotated[bool, typer.Option("--no-validate", help="Publish without the oracle/mutant/baseline checks.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per spec instead of a table.")] = False,
+) -> None:
+    """Render each spec through its family's template, validate the env, and publish it atomically into OUT/<name>/.
+
+    An env is published only if its module compiles and imports, Gymnasium's env checker passes, the oracle scores 1.0
+    on 20 seeds, every mutated oracle scores below 1.0, and random and passive policies average below 0.2.
+    Exit code 1 when any spec failed (the others are still published), 2 for an invalid spec file.
+    """
+    from trace_envs.generate.publish import generate_one
+    from trace_envs.spec.io import SpecError, load_specs
+
+    loaded = []
+    for path in specs:
+        try:
+            loaded.extend(load_specs(path))
+        except SpecError as exc:
+            raise fail(str(exc)) from None
+    results = []
+    with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress:
+        task = progress.add_task("generating", total=len(loaded))
+        for spec in loaded:
+            progress.update(task, description=f"generating {spec.name}")
+            results.append(generate_one(spec, out, validate=not no_validate))
+            progress.advance(task)
+    if json_out:
+        for r in results:
+            print(r.model_dump_json())
+    else:
+        table = Table("env", "published", "oracle", "worst mutant", "random", "passive", "problem")
+        for r in results:
+            rep = r.report
+            worst = max(rep.mutants.values()) if rep and rep.mutants else None
+            table.add_row(
+                f"trace/{r.name}",
+                "yes" if r.published else "NO",
+                f"{rep.oracle:.2f}" if rep else "-",
+                f"{worst:.2f}" if worst is not None else "-",
+                f"{rep.random:.3f}" if rep else "-",
+                f"{rep.passive:.3f}" if rep else "-",
+                (r.error or "")[:80],
+            )
+        console.print(table)
+        console.print(f"{sum(r.published for r in results)} of {len(results)} published into {out}")
+    if not all(r.published for r in results):
+        raise typer.Exit(1)
+
+
+def list_envs(json_out: Annotated[bool, typer.Option("--json", help="Print a JSON list of {id, family, path, description}.")] = False) -> None:
+    """List the registered trace/<name> envs (bundled, ./generated, and TRACE_ENVS_PATH folders)."""
+    from trace_envs.registry import registered
+
+    rows = []
+    for env_id, module in sorted(registered().items()):
+        spec_file = module.parent / "spec.json"
+        try:
+            spec = json.loads(spec_file.read_text())
+        except (OSError, ValueError):
+            spec = {}
+        rows.append(
+            {
+                "id": env_id,
+                "family": spec.get("family", "?"),
+                "path": str(module.parent),
+                "description": spec.get("description", ""),
+                "spec_hash": spec.get("spec_hash"),
+            }
+        )
+    if json_out:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "family", "description")
+    for row in rows:
+        table.add_row(row["id"], row["family"], row["description"][:90])
+    console.print(table)
+
+
+def _resolve_env_class(env: str):
+    from trace_envs.registry import load_env_class, registered
+
+    env_id = env if env.startswith("trace/") else f"trace/{env}"
+    found = registered()
+    if env_id not in found:
+        known = ", ".join(sorted(found)) or "none"
+        raise fail(f"no env {env_id!r}; registered: {known}")
+    return load_env_class(str(found[env_id]))
+
+
+def check(
+    env: Annotated[str, typer.Argument(help="Env id (trace/<name>) or name.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    seeds: Annotated[int, typer.Option(help="Oracle and mutant seeds.")] = 20,
+) -> None:
+    """Validate a registered env: oracle, each mutant, random and passive means, Gymnasium's env checker."""
+    from trace_envs.generate.validate import report_dict, validate_env
+
+    report = validate_env(_resolve_env_class(env), oracle_seeds=seeds, baseline_seeds=max(50, seeds))
+    if json_out:
+        print(json.dumps(report_dict(report), indent=2))
+    else:
+        table = Table("measure", "value", "floor")
+        table.add_row("oracle (lowest)", f"{report.oracle:.3f}", "= 1.0")
+        for name, value in report.mutants.items():
+            table.add_row(f"mutant {name} (highest)", f"{value:.3f}", "< 1.0")
+        table.add_row("random (mean)", f"{report.random:.3f}", "< 0.2")
+        table.add_row("passive (mean)", f"{report.passive:.3f}", "< 0.2")
+        table.add_row("env checker", report.env_checker, "passed")
+        console.print(table)
+        console.print("OK" if report.ok else "FAILED: " + "; ".join(report.problems))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def play(
+    env: Annotated[str, typer.Argument(help="Env id (trace/<name>) or name.")],
+    seed: Annotated[int, typer.Option(help="Scenario seed.")] = 0,
+) -> None:
+    """Play the agent's side in the terminal: type a message, or a tool call as JSON {"name": ..., "arguments": {...}}.
+
+    Type `/oracle` to see the oracle's actions, `/tools` for the tool schemas, `/quit` to stop.
+    """
+    cls = _resolve_env_class(env)
+    e = cls()
+    obs, info = e.reset(seed=seed)
+    console.print(f"[bold]system[/bold]\n{info['system_prompt']}\n")
+    console.print(f"[bold]user[/bold]: {obs}")
+    while True:
+        try:
+            action = input("agent> ")
+        except EOFError:
+            break
+        if action.strip() == "/quit":
+            break
+        if action.strip() == "/oracle":
+            console.print("\n".join(e.oracle_actions()))
+            continue
+        if action.strip() == "/tools":
+            console.print_json(json.dumps(info["tools"]))
+            continue
+        obs, reward, terminated, truncated, info = e.step(action)
+        console.print(f"[bold]env[/bold]: {obs}")
+        if terminated or truncated:
+            console.print(f"episode over: reward {reward:.3f}  breakdown {info.get('reward_breakdown')}")
+            break
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schema")(schema)
+    app.command("generate")(generate)
+    app.command("list")(list_envs)
+    app.command("check")(check)
+    app.command("play")(play)
