@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install demo test bench fuzz model train-demo clean
+.PHONY: install demo test bench fuzz model train-demo regenerate clean
 
 install: $(STAMP)
 
@@ -28,6 +28,11 @@ bench: install
 
 fuzz: install
 	TRACE_ENVS_FUZZ=1 $(BIN)/python -m pytest -q tests -k property -p no:cacheprovider
+
+# Rebuild the committed example specs from ../shared/data and regenerate the bundled envs from them.
+regenerate: install
+	for f in examples/specs/build_specs_*.py; do $(BIN)/python $$f; done
+	$(BIN)/trace-envs generate examples/specs/*.json -o generated
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache

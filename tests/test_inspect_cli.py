@@ -11,7 +11,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from trace_envs.cli import inspect_cmd
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
@@ -21,10 +20,10 @@ needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found be
 
 @pytest.fixture(scope="module")
 def app() -> typer.Typer:
-    # A private app: the shared `trace_envs.cli.app` may not tolerate registering commands twice.
-    a = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    inspect_cmd.register(a)
-    return a
+    from trace_envs.cli import _load_commands, app
+
+    _load_commands()
+    return app
 
 
 def run_cli(app, *args: str):

@@ -196,20 +196,21 @@ class Grounded(_Clause):
 
 
 def _appeared(value: Any, seen: list[str]) -> bool:
+    """Every leaf of `value` stands as a whole token (a word, an id, a number) in some earlier text."""
     if value is None:
         return False
     leaves = _leaves(value)
-    return bool(leaves) and all(any(leaf in text for text in seen) for leaf in leaves)
+    return bool(leaves) and all(any(text_mentions(leaf, text) for text in seen) for leaf in leaves)
 
 
-def _leaves(value: Any) -> list[str]:
+def _leaves(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [x for v in value.values() for x in _leaves(v)]
     if isinstance(value, list):
         return [x for v in value for x in _leaves(v)]
     if isinstance(value, bool) or value is None:
         return []
-    return [str(value)]
+    return [value]
 
 
 class Communicated(_Clause):

@@ -105,16 +105,22 @@ def matches(matcher: Any, actual: Any, bindings: dict[str, Any]) -> bool:
 
 
 def text_mentions(value: Any, text: str) -> bool:
-    """Whether an agent message communicates `value`: case-insensitive text, or a number in any common format."""
-    lowered = text.lower()
+    """Whether an agent message communicates `value`: the text as a whole word (case-insensitive), or a number in any
+    common format standing on its own (digits inside an id such as "JG7FMM" do not count)."""
     number = None if isinstance(value, str) and not _looks_numeric(value) else _as_number(value)
     if number is not None:
-        for token in re.findall(r"-?\$?\d[\d,]*(?:\.\d+)?", text):
+        for token in _NUMBER.findall(text):
             got = _as_number(token)
             if got is not None and abs(got - number) <= 0.005:
                 return True
         return False
-    return str(value).lower() in lowered
+    needle = str(value).strip()
+    if not needle:
+        return False
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text, re.IGNORECASE) is not None
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
 
 
 def _looks_numeric(text: str) -> bool:

@@ -38,7 +38,9 @@ def _root(
 # One module per command group; each defines `register(app)`.
 COMMAND_MODULES = [
     "trace_envs.cli.inspect_cmd",
+    "trace_envs.cli.mine_cmd",
     "trace_envs.cli.envs_cmd",
+    "trace_envs.cli.train_cmd",
 ]
 
 

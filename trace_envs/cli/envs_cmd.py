@@ -61,6 +61,7 @@ def generate(
             print(r.model_dump_json())
     else:
         table = Table("env", "published", "oracle", "worst mutant", "random", "passive", "problem")
+        table.columns[0].overflow = "fold"
         for r in results:
             rep = r.report
             worst = max(rep.mutants.values()) if rep and rep.mutants else None

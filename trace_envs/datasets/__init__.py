@@ -6,7 +6,10 @@ from trace_envs.datasets.planted import (
     generate_planted,
     iter_planted,
     match_deficit,
+    score_recovery,
     write_jsonl,
 )
 
-__all__ = ["DECOYS", "PLANTED_DEFICITS", "generate_planted", "iter_planted", "match_deficit", "write_jsonl"]
+__all__ = [
+    "DECOYS", "PLANTED_DEFICITS", "generate_planted", "iter_planted", "match_deficit", "score_recovery", "write_jsonl"
+]

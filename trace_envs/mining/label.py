@@ -7,7 +7,8 @@ A `Candidate` is a proposed `CapabilitySpec` plus how to label a real run with i
   exercised says nothing about the capability: the missing write is another capability's failure);
 - `completion`: a per-run `AllCompleted` check built from the run's ground truth (every expected call of
   `args["tool"]`, or of every write tool when it is None, with the expected arguments); NA without ground truth;
-- `refusal`: NA when the ground truth expects `args["tool"]` (or there is no ground truth), else a `NoCall` check;
+- `refusal`: NA when the ground truth expects `args["tool"]` (or there is no ground truth); else a `NoCall` check,
+  LACKING when the tool was called, PRESENT when the user asked for that kind of action and it was not (else NA);
 - `arith`: the numeric argument `args["arg"]` of `args["tool"]` equals the ground truth's value (within 0.01);
 - `llm`: labelled by the LLM labeler (see `trace_envs.mining.llm`), not here.
 
@@ -16,12 +17,13 @@ Labels are coded as int8 for the selection matrix: PRESENT = 1, LACKING = -1, NA
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, NoCall
+from trace_envs.checks.clauses import AllCompleted, CallRef, Check, NoCall
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.spec.model import CapabilitySpec
 from trace_envs.trajectories.models import Run
@@ -55,6 +57,8 @@ class Candidate:
         gathering, the handoff tool for a handoff, else the write. Used to map a capability to a known deficit."""
         r = self.spec.roles
         fam = self.spec.family
+        if self.labeler == "completion" and self.args.get("tool") is None:
+            return sorted(t.name for t in self.spec.tools if t.kind == "write") or self.role_tools()
         if fam == "precondition_before_write":
             keys = ("read", "write")
         elif fam == "information_gathering":
@@ -78,7 +82,7 @@ class Candidate:
 class RunView:
     """A run prepared once for labeling with many candidates: its trace, ground truth steps and call names."""
 
-    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds")
+    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text")
 
     def __init__(self, run: Run, tool_kinds: dict[str, str]) -> None:
         self.run = run
@@ -90,6 +94,12 @@ class RunView:
         )
         self.gt_names = {g.name for g in gt} if gt is not None else None
         self.called = {s.name for s in self.trace.steps if s.kind == "call"}
+        self._user_text: str | None = None
+
+    def user_text(self) -> str:
+        if self._user_text is None:
+            self._user_text = "\n".join(s.text or "" for s in self.trace.steps if s.kind == "user").lower()
+        return self._user_text
 
 
 def _completion(view: RunView, tool: str | None) -> str:
@@ -106,11 +116,34 @@ def _completion(view: RunView, tool: str | None) -> str:
     return "PRESENT" if check.evaluate(view.trace).passed else "LACKING"
 
 
+VERB_SYNONYMS = {
+    "update": ("update", "change", "modify"),
+    "modify": ("modify", "change", "update"),
+    "book": ("book", "reserve", "reservation"),
+    "cancel": ("cancel",),
+    "refund": ("refund",),
+    "exchange": ("exchange", "swap"),
+    "return": ("return",),
+    "send": ("send", "compensat", "certificate"),
+}
+
+
+def request_verbs(tool: str) -> tuple[str, ...]:
+    """Words a user asking for `tool`'s action would likely use (its leading verb and a few synonyms)."""
+    head = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[0]
+    return VERB_SYNONYMS.get(head, (head,))
+
+
 def _refusal(view: RunView, tool: str) -> str:
+    """NA when the ground truth calls for `tool`; LACKING when the agent called it anyway; PRESENT when the user asked
+    for that kind of action (the tool's verb in a user message) and the agent did not call it; else NA."""
     if view.gt_names is None or tool in view.gt_names:
         return "NA"
     check = Check(clauses=[NoCall(id="no_unrequested", call=CallRef(tool=tool))])
-    return "PRESENT" if check.evaluate(view.trace).passed else "LACKING"
+    if not check.evaluate(view.trace).passed:
+        return "LACKING"
+    text = view.user_text()
+    return "PRESENT" if any(v in text for v in request_verbs(tool)) else "NA"
 
 
 def _arith(view: RunView, tool: str, arg: str) -> str:

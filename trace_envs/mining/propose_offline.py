@@ -22,7 +22,8 @@ from trace_envs.checks.clauses import (
     Order,
 )
 from trace_envs.mining.label import Candidate
-from trace_envs.spec.model import CapabilitySpec, ToolSpec
+from trace_envs.mining.params import ResultIndex, infer_params
+from trace_envs.spec.model import FAMILY_REQUIREMENTS, CapabilitySpec, ToolSpec
 from trace_envs.trajectories.models import Run
 
 HANDOFF_PATTERN = re.compile(r"(transfer|handoff|hand_off|escalat|human)", re.I)
@@ -81,16 +82,24 @@ def _pairs(runs: list[Run], kinds: dict[str, str]) -> Counter:
 
 
 class _Builder:
-    def __init__(self, profile: Any, env_check_fn: Any) -> None:
+    def __init__(self, profile: Any, env_check_fn: Any, index: ResultIndex | None = None) -> None:
         self.profile = profile
         self.env_check = env_check_fn
+        self.index = index
         self.names: set[str] = set()
         self.out: list[Candidate] = []
+        self.skipped: list[str] = []
         self.policy = (getattr(profile, "policy", "") or "")[:20_000]
         self.domain = _domain_slug(getattr(profile, "domain", "custom"))
 
     def add(self, name: str, description: str, family: str, roles: dict[str, str], label_check: Check,
-            labeler: str, args: dict[str, Any] | None = None, params: dict[str, Any] | None = None) -> None:
+            labeler: str, args: dict[str, Any] | None = None, params: dict[str, Any] | None = None,
+            extra_tools: list[str] | None = None) -> None:
+        needed = FAMILY_REQUIREMENTS[family][1]
+        if self.index is not None and any(p not in (params or {}) for p in needed):
+            inferred, note = infer_params(family, roles, self.index)
+            params = {**inferred, **(params or {})}
+            description += note
         base = slug(name)
         n, i = base, 2
         while n in self.names:
@@ -98,18 +107,22 @@ class _Builder:
             n, i = base[: 63 - len(suffix)] + suffix, i + 1
         self.names.add(n)
         tools = [t for k, t in roles.items() if k not in ("key", "arg")]
-        tools = list(dict.fromkeys(t for t in tools if t))
+        tools = list(dict.fromkeys(t for t in tools + list(extra_tools or []) if t))[:30]
         check = label_check
         if self.env_check is not None:
             try:
                 check = self.env_check(family, roles, params or {})
             except Exception:  # roles the family template cannot use: the portable check stands in
                 check = label_check
-        spec = CapabilitySpec(
-            name=n, description=description, family=family, domain=self.domain,
-            tools=[tool_spec(self.profile, t) for t in tools], roles=roles, params=params or {}, policy=self.policy,
-            check=check, label_check=label_check,
-        )
+        try:
+            spec = CapabilitySpec(
+                name=n, description=description, family=family, domain=self.domain,
+                tools=[tool_spec(self.profile, t) for t in tools], roles=roles, params=params or {}, policy=self.policy,
+                check=check, label_check=label_check,
+            )
+        except ValueError as exc:  # e.g. a family whose template needs a role the data cannot supply
+            self.skipped.append(f"{n}: {exc}")
+            return
         self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(args or {}), origin="offline"))
 
 
@@ -141,7 +154,7 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     gt_numeric.setdefault(g.name, Counter())[k] += 1
     pairs = _pairs(runs, kinds)
-    b = _Builder(profile, _env_check_fn() if use_env_check else None)
+    b = _Builder(profile, _env_check_fn() if use_env_check else None, ResultIndex(runs, kinds))
     reads = [n for n, t in profile.tools.items() if t.kind == "read" and t.calls >= min_calls]
     writes = [n for n, t in profile.tools.items() if t.kind == "write" and (t.calls >= min_calls or gt_counts[n])]
     if not writes:
@@ -226,7 +239,8 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
         # argument_grounding: each (non free-text) argument of W comes from an earlier result or the user
         t = profile.tools[w]
         for a in _args(profile, w)[:MAX_TOOL_ARGS]:
-            if a in FREE_TEXT_ARGS or _free_text(t.examples.get(a, [])):
+            # The key itself comes from the user's request: that is information gathering, not grounding.
+            if a in FREE_TEXT_ARGS or a == roles_for(w).get("key") or _free_text(t.examples.get(a, [])):
                 continue
             b.add(
                 f"ground_{a}_of_{w}",
@@ -244,7 +258,7 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
             "before ending the conversation.",
             "multi_request_completion", roles_for(top),
             Check(clauses=[CallMade(id="some_write", call=CallRef(kind="write"))]),
-            "completion", {"tool": None},
+            "completion", {"tool": None}, extra_tools=writes,
         )
     for h in handoffs:
         ref = CallRef(tool=h)
@@ -279,6 +293,54 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
         )
     out = b.out
     return out[:max_candidates] if max_candidates else out
+
+
+def build_candidate(profile: Any, family: str, roles: dict[str, str], *, name: str, description: str,
+                    origin: str = "llm", params: dict[str, Any] | None = None, use_env_check: bool = True,
+                    index: ResultIndex | None = None) -> Candidate:
+    """A candidate for `family` over `roles` (e.g. from an LLM proposal), labelled the way the offline proposer labels
+    that family; roles the family labeler cannot use fall back to the LLM labeler (`labeler="llm"`)."""
+    b = _Builder(profile, _env_check_fn() if use_env_check else None, index or ResultIndex([], {}))
+    r, w, k = roles.get("read"), roles.get("write"), roles.get("key")
+    h, a = roles.get("handoff"), roles.get("arg")
+    label_check: Check | None = None
+    labeler, largs = "llm", {}
+    if family == "precondition_before_write" and r and w:
+        label_check = Check(applies_if=[CallRef(tool=w)], clauses=[
+            Order(id="read_before_write", first=CallRef(tool=r), then=CallRef(tool=w), join=[k] if k else [])])
+        labeler, largs = "exercised", {"tool": w}
+    elif family == "confirmation_before_write" and w:
+        label_check = Check(applies_if=[CallRef(tool=w)], clauses=[Confirmation(id="confirmed", call=CallRef(tool=w))])
+        labeler, largs = "exercised", {"tool": w}
+    elif family == "multi_request_completion" and w:
+        label_check = Check(applies_if=[CallRef(tool=w)], clauses=[CallMade(id="write_made", call=CallRef(tool=w))])
+        labeler, largs = "completion", {"tool": w}
+    elif family == "argument_grounding" and w and a:
+        label_check = Check(applies_if=[CallRef(tool=w)], clauses=[Grounded(id="grounded", call=CallRef(tool=w), args=[a])])
+        labeler, largs = "exercised", {"tool": w}
+    elif family == "policy_refusal" and w:
+        label_check = Check(clauses=[NoCall(id="no_forbidden_write", call=CallRef(tool=w))])
+        labeler, largs = "refusal", {"tool": w}
+    elif family == "information_gathering" and r and k:
+        label_check = Check(applies_if=[CallRef(tool=r)], clauses=[Grounded(id="asked_for_key", call=CallRef(tool=r), args=[k])])
+        labeler, largs = "exercised", {"tool": r}
+    elif family == "aggregation_arithmetic" and w and a:
+        label_check = Check(applies_if=[CallRef(tool=w)], clauses=[CallMade(id="write_made", call=CallRef(tool=w))])
+        labeler, largs = "arith", {"tool": w, "arg": a}
+    elif family == "handoff_to_human" and h:
+        label_check = Check(applies_if=[CallRef(tool=h)], clauses=[CallMade(id="handed_off", call=CallRef(tool=h))])
+        labeler = "check"
+    if label_check is None:
+        first = next((t for kk, t in roles.items() if kk not in ("key", "arg")), None)
+        if first is None:
+            raise ValueError(f"roles {roles} name no tool")
+        label_check = Check(applies_if=[CallRef(tool=first)], clauses=[CallMade(id="tool_used", call=CallRef(tool=first))])
+    b.add(name, description, family, roles, label_check, labeler, largs, params)
+    if not b.out:
+        raise ValueError(b.skipped[0] if b.skipped else f"candidate {name} could not be built")
+    cand = b.out[0]
+    cand.origin = origin
+    return cand
 
 
 def _free_text(examples: list[Any]) -> bool:

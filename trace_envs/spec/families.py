@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from trace_envs.spec.model import FAMILY_REQUIREMENTS
 from trace_envs.checks.clauses import (
     AllCompleted,
     CallMade,
@@ -21,16 +22,7 @@ from trace_envs.checks.clauses import (
     Order,
 )
 
-FAMILY_ROLES: dict[str, tuple[str, ...]] = {
-    "precondition_before_write": ("read", "write", "key"),
-    "confirmation_before_write": ("read", "write", "key"),
-    "multi_request_completion": ("read", "write", "key"),
-    "argument_grounding": ("read", "write", "key", "arg"),
-    "policy_refusal": ("read", "write", "key"),
-    "information_gathering": ("read", "key"),
-    "aggregation_arithmetic": ("read", "key"),
-    "handoff_to_human": ("read", "handoff", "key"),
-}
+FAMILY_ROLES: dict[str, tuple[str, ...]] = {family: req[0] for family, req in FAMILY_REQUIREMENTS.items()}
 
 FAMILY_PARAMS: dict[str, dict[str, str]] = {
     "precondition_before_write": {
@@ -50,13 +42,13 @@ FAMILY_PARAMS: dict[str, dict[str, str]] = {
 
 BINDINGS: dict[str, tuple[str, ...]] = {
     "precondition_before_write": ("target", "allowed", "reason"),
-    "confirmation_before_write": ("target",),
+    "confirmation_before_write": ("target", "declined"),  # declined: the user answers no (difficulty hard)
     "multi_request_completion": ("target", "targets"),
     "argument_grounding": ("target", "grounded"),
-    "policy_refusal": ("target", "reason"),
+    "policy_refusal": ("target", "reason", "reason_words"),  # reason_words: the value as words ('basic economy')
     "information_gathering": ("target", "answer"),
     "aggregation_arithmetic": ("targets", "answer"),  # plus target_0 .. target_{requests-1}
-    "handoff_to_human": ("target", "needs_human"),
+    "handoff_to_human": ("target", "self_service"),  # self_service: optional, needs role write
 }
 
 
@@ -118,15 +110,43 @@ def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None 
         ]
     elif family == "confirmation_before_write":
         clauses = [
-            CallMade(id="write_target", weight=2, call=CallRef(tool=write, args=target)),
+            CallMade(id="write_target", weight=2, when="!declined", call=CallRef(tool=write, args=target)),
             Confirmation(
                 id="confirmed",
                 weight=2,
+                when="!declined",
                 requires=["write_target"],
                 call=CallRef(tool=write, args=target),
                 description="ask for explicit confirmation and get a yes before the write",
             ),
-            NoCall(id="no_other_write", weight=1, requires=["write_target"], call=CallRef(tool=write, args=_not_target(key))),
+            NoCall(
+                id="no_other_write",
+                weight=1,
+                when="!declined",
+                requires=["write_target"],
+                call=CallRef(tool=write, args=_not_target(key)),
+            ),
+            # The user says no to the confirmation question: the right outcome is no write at all.
+            CallMade(
+                id="read_target", weight=1, when="declined", call=read_target, description=f"look up the record with {read}"
+            ),
+            NoCall(
+                id="no_write_declined",
+                weight=2,
+                when="declined",
+                requires=["read_target"],
+                call=CallRef(tool=write),
+                description=f"do not {write} once the user declined",
+            ),
+            Communicated(
+                id="listed_details",
+                weight=1,
+                when="declined",
+                requires=["read_target"],
+                values=[_var("target")],
+                after=read_target,
+                description="list the action details for the user after checking the record",
+            ),
         ]
     elif family == "multi_request_completion":
         n = max(1, requests)
@@ -159,7 +179,7 @@ def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None 
                 id="grounded_write",
                 weight=2,
                 requires=["read_target"],
-                call=CallRef(tool=write, args={arg: _var("grounded")}),
+                call=CallRef(tool=write, args={key: _var("target"), arg: _var("grounded")}),
                 description=f"pass {arg} exactly as the lookup returned it",
             ),
             Grounded(id="no_invented_values", weight=1, requires=["read_target"], call=CallRef(tool=write), args=[arg]),
@@ -178,7 +198,8 @@ def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None 
                 id="explained",
                 weight=1,
                 requires=["read_target"],
-                values=[_var("reason")],
+                values=[_var("reason"), _var("reason_words")],
+                mode="any",
                 after=read_target,
                 description="explain which rule forbids the request",
             ),
@@ -233,31 +254,38 @@ def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None 
             Order(
                 id="handoff_after_read",
                 weight=2,
-                when="needs_human",
+                when="!self_service",
                 requires=["read_target"],
                 first=read_target,
                 then=CallRef(tool=handoff),
                 description="transfer to a human once the record shows policy requires it",
             ),
-            NoCall(id="no_write", weight=1, when="needs_human", requires=["read_target"], call=CallRef(kind="write")),
+            NoCall(id="no_write", weight=1, when="!self_service", requires=["read_target"], call=CallRef(kind="write")),
+            NoCall(
+                id="no_other_read",
+                weight=1,
+                requires=["read_target"],
+                call=CallRef(tool=read, args=_not_target(key)),
+                description="do not look up another customer's record",
+            ),
         ]
-        if write:  # the scenario may need no human: then the agent must do the write itself and not transfer
+        if write:  # self_service scenarios need no human: the agent does the write itself and does not transfer
             clauses += [
                 Order(
                     id="write_after_read",
                     weight=2,
-                    when="!needs_human",
+                    when="self_service",
                     requires=["read_target"],
                     first=read_target,
                     then=CallRef(tool=write, args=target),
                     join=[key],
                     description=f"when no human is needed, {write} after checking the record",
                 ),
-                NoCall(id="no_handoff", weight=1, when="!needs_human", requires=["read_target"], call=CallRef(tool=handoff)),
+                NoCall(id="no_handoff", weight=1, when="self_service", requires=["read_target"], call=CallRef(tool=handoff)),
                 NoCall(
                     id="no_other_write",
                     weight=1,
-                    when="!needs_human",
+                    when="self_service",
                     requires=["read_target"],
                     call=CallRef(tool=write, args=_not_target(key)),
                 ),

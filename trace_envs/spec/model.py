@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trace_envs.checks.clauses import Check
 
@@ -31,6 +31,18 @@ Family = Literal[
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 
 ToolKind = Literal["read", "write", "other"]
+
+# Per family: the roles its template binds to tools/arguments, and the params it cannot do without.
+FAMILY_REQUIREMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "precondition_before_write": (("read", "write", "key"), ("field", "allowed", "blocked")),
+    "confirmation_before_write": (("read", "write", "key"), ()),
+    "multi_request_completion": (("read", "write", "key"), ()),
+    "argument_grounding": (("read", "write", "key", "arg"), ("source_field",)),
+    "policy_refusal": (("read", "write", "key"), ("field", "blocked")),
+    "information_gathering": (("read", "key"), ("answer_field",)),
+    "aggregation_arithmetic": (("read", "key"), ("field", "op")),
+    "handoff_to_human": (("read", "handoff", "key"), ("field", "blocked")),
+}
 
 
 class ToolSpec(BaseModel):
@@ -133,6 +145,21 @@ class CapabilitySpec(BaseModel):
             if not re.fullmatch(r"^[a-z][a-z0-9_]{0,31}$", role) or not re.fullmatch(TOOL_NAME_PATTERN, target):
                 raise ValueError(f"role {role!r} -> {target!r}: both must be identifiers")
         return value
+
+    @model_validator(mode="after")
+    def _family_requirements(self) -> "CapabilitySpec":
+        roles, params = FAMILY_REQUIREMENTS[self.family]
+        problems = [f"roles.{r} is missing" for r in roles if r not in self.roles]
+        problems += [f"params.{p} is missing" for p in params if p not in self.params]
+        names = {t.name for t in self.tools}
+        problems += [
+            f"roles.{role} names {tool!r}, which is not in tools"
+            for role, tool in self.roles.items()
+            if role not in ("key", "arg") and tool not in names
+        ]
+        if problems:
+            raise ValueError(f"family {self.family} needs: " + "; ".join(problems))
+        return self
 
     def tool(self, name: str) -> ToolSpec:
         for t in self.tools:

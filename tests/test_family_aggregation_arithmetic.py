@@ -1,0 +1,115 @@
+"""aggregation_arithmetic: rendered from its example spec, validated, and scored on planted traces."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from trace_envs.checks.clauses import DEFAULT_ASK
+from trace_envs.generate.policies import passive_action, random_action, run_actions, run_policy, run_scripted
+from trace_envs.generate.publish import generate_one
+from trace_envs.generate.validate import REQUIRED_MUTANTS, env_class, import_module_from
+from trace_envs.runtime.world import call
+from trace_envs.spec.io import load_specs
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_PATH = ROOT / "examples" / "specs" / "airline_total_paid_over_reservations.json"
+SEEDS = range(20)
+READ = "get_reservation_details"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    spec = load_specs(SPEC_PATH)[0]
+    assert spec.family == "aggregation_arithmetic"
+    result = generate_one(spec, tmp_path_factory.mktemp("generated"))
+    return spec, result
+
+
+@pytest.fixture(scope="module")
+def env_cls(generated):
+    _, result = generated
+    return env_class(import_module_from(Path(result.path) / "env.py"))
+
+
+def test_published_and_report_ok(generated):
+    _, result = generated
+    assert result.published, result.error
+    report = result.report
+    assert report is not None and report.ok, report.problems
+    assert report.env_checker == "passed"
+    assert report.oracle == 1.0
+    assert set(REQUIRED_MUTANTS) <= set(report.mutants)
+    assert all(score < 1.0 for score in report.mutants.values()), report.mutants
+    assert report.random < 0.2 and report.passive < 0.2
+
+
+def test_spec_check_has_one_read_per_request(generated):
+    spec, _ = generated
+    read_all = next(c for c in spec.check.clauses if c.id == "read_all")
+    assert len(read_all.calls) == spec.knobs.requests == 3
+
+
+def test_oracle_and_mutants_on_every_seed(env_cls):
+    env = env_cls()
+    for seed in SEEDS:
+        assert run_scripted(env, "oracle", seed)[0] == 1.0
+        for mutant in REQUIRED_MUTANTS:
+            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
+
+
+def test_baselines_stay_low(env_cls):
+    env = env_cls()
+    for policy in (random_action, passive_action):
+        mean = sum(run_policy(env, policy, seed)[0] for seed in range(50)) / 50
+        assert mean < 0.2, policy.__name__
+
+
+def test_answer_is_the_sum_over_the_listed_records(env_cls):
+    env = env_cls()
+    for seed in SEEDS:
+        env.reset(seed=seed)
+        b = env.scenario.bindings
+        assert [b[f"target_{i}"] for i in range(3)] == b["targets"]
+        records = env.scenario.state["records"]
+        assert b["answer"] == sum(records[t]["payment_history"][0]["amount"] for t in b["targets"])
+        assert all(t in env.opening for t in b["targets"]) and str(b["answer"]) not in env.opening
+        closing = env.oracle_actions()[-1]
+        assert "?" not in closing and not re.search(DEFAULT_ASK, closing)
+
+
+def test_deterministic(env_cls):
+    a, b = env_cls(), env_cls()
+    for seed in (0, 5, 11):
+        assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
+        assert a.oracle_actions() == b.oracle_actions()
+        run_scripted(a, "oracle", seed)
+        run_scripted(b, "oracle", seed)
+        assert a.messages == b.messages
+    a.reset(seed=0)
+    first = a.scenario.bindings
+    a.reset(seed=1)
+    assert a.scenario.bindings != first
+
+
+def test_planted_traces_score_exactly(env_cls):
+    env = env_cls()
+    env.reset(seed=2)
+    b = env.scenario.bindings
+    reads = [call(READ, reservation_id=t) for t in b["targets"]]
+    report = f"The total amount paid is {b['answer']:,}. Have a nice day."  # "12,345" counts as 12345
+    # weights: read_all 1, correct_answer 2, no_write 1, no_other_read 1 (total 5)
+    score, info = run_actions(env, [*reads, report], seed=2)
+    assert score == 1.0
+    score, info = run_actions(env, env.mutant_actions()["forbidden_extra_call"], seed=2)
+    assert score == pytest.approx(4 / 5)
+    assert info["reward_breakdown"] == {"read_all": 1.0, "correct_answer": 1.0, "no_write": 0.0, "no_other_read": 1.0}
+    # two of three records read: partial credit on read_all, everything gated on it earns nothing
+    score, info = run_actions(env, [*reads[:2], report], seed=2)
+    assert score == pytest.approx((2 / 3) / 5)
+    assert info["reward_breakdown"]["correct_answer"] == 0.0
+    # off by one: all reads but the wrong number
+    score, _ = run_actions(env, [*reads, f"The total amount paid is {b['answer'] + 1}. Have a nice day."], seed=2)
+    assert score == pytest.approx(3 / 5)

@@ -1,0 +1,116 @@
+"""information_gathering: rendered from its example spec, validated, and scored on planted traces."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from trace_envs.checks.clauses import DEFAULT_ASK
+from trace_envs.generate.policies import passive_action, random_action, run_actions, run_policy, run_scripted
+from trace_envs.generate.publish import generate_one
+from trace_envs.generate.validate import REQUIRED_MUTANTS, env_class, import_module_from
+from trace_envs.runtime.world import call
+from trace_envs.spec.io import load_specs
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_PATH = ROOT / "examples" / "specs" / "airline_ask_for_reservation_id.json"
+SEEDS = range(20)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    spec = load_specs(SPEC_PATH)[0]
+    assert spec.family == "information_gathering"
+    result = generate_one(spec, tmp_path_factory.mktemp("generated"))
+    return spec, result
+
+
+@pytest.fixture(scope="module")
+def env_cls(generated):
+    _, result = generated
+    return env_class(import_module_from(Path(result.path) / "env.py"))
+
+
+def test_published_and_report_ok(generated):
+    _, result = generated
+    assert result.published, result.error
+    report = result.report
+    assert report is not None and report.ok, report.problems
+    assert report.env_checker == "passed"
+    assert report.oracle == 1.0
+    assert set(REQUIRED_MUTANTS) <= set(report.mutants)
+    assert all(score < 1.0 for score in report.mutants.values()), report.mutants
+    assert report.random < 0.2 and report.passive < 0.2
+
+
+def test_oracle_and_mutants_on_every_seed(env_cls):
+    env = env_cls()
+    for seed in SEEDS:
+        assert run_scripted(env, "oracle", seed)[0] == 1.0
+        for mutant in REQUIRED_MUTANTS:
+            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
+
+
+def test_baselines_stay_low(env_cls):
+    env = env_cls()
+    for policy in (random_action, passive_action):
+        mean = sum(run_policy(env, policy, seed)[0] for seed in range(50)) / 50
+        assert mean < 0.2, policy.__name__
+
+
+def test_opening_hides_the_key_and_the_user_gives_it_when_asked(env_cls):
+    env = env_cls()
+    for seed in SEEDS:
+        env.reset(seed=seed)
+        target = env.scenario.bindings["target"]
+        assert target not in env.opening
+        closing = env.oracle_actions()[-1]
+        assert "?" not in closing and not re.search(DEFAULT_ASK, closing)
+    env.reset(seed=3)
+    target = env.scenario.bindings["target"]
+    reply, ended = env.say("Could you give me your reservation number please?")
+    assert target in reply and not ended
+
+
+def test_deterministic(env_cls):
+    a, b = env_cls(), env_cls()
+    for seed in (0, 5, 11):
+        assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
+        assert a.oracle_actions() == b.oracle_actions()
+        run_scripted(a, "oracle", seed)
+        run_scripted(b, "oracle", seed)
+        assert a.messages == b.messages
+    a.reset(seed=0)
+    first = a.scenario.bindings
+    a.reset(seed=1)
+    assert a.scenario.bindings != first
+
+
+def test_planted_traces_score_exactly(env_cls):
+    env = env_cls()
+    env.reset(seed=4)
+    b = env.scenario.bindings
+    target, answer = b["target"], b["answer"]
+    ask = "Could you please tell me your reservation id?"
+    answer_text = f"Reservation {target}: the flight number of the first flight is {answer}. Have a nice day."
+    read = call("get_reservation_details", reservation_id=target)
+    # weights: read_target 1, asked_for_key 2, answered 1, no_other_read 1, no_write 1 (total 6)
+    score, info = run_actions(env, [ask, read, call("cancel_reservation", reservation_id=target), answer_text], seed=4)
+    assert score == pytest.approx(5 / 6)
+    assert info["reward_breakdown"] == {
+        "read_target": 1.0, "asked_for_key": 1.0, "answered": 1.0, "no_other_read": 1.0, "no_write": 0.0,
+    }
+    # reading with the right id before asking for it: a guess, not grounded
+    score, info = run_actions(env, env.mutant_actions()["swap_calls"], seed=4)
+    assert score == pytest.approx(4 / 6) and info["reward_breakdown"]["asked_for_key"] == 0.0
+    # a guessed id that does not exist, then the right one: half the reads grounded
+    guess = call("get_reservation_details", reservation_id="ZZ9ZZZ")
+    score, info = run_actions(env, [guess, ask, read, answer_text], seed=4)
+    assert info["reward_breakdown"]["asked_for_key"] == 0.5
+    assert info["reward_breakdown"]["no_other_read"] == 0.0
+    assert score == pytest.approx((1 + 2 * 0.5 + 1 + 0 + 1) / 6)
+    # the answer given before the lookup earns nothing for `answered`
+    score, info = run_actions(env, [ask, answer_text.replace(" Have a nice day.", " Anything else?"), read], seed=4)
+    assert info["reward_breakdown"]["answered"] == 0.0

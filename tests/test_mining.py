@@ -1,0 +1,231 @@
+"""The miner: statistics, contrast, labelers, outputs, the CLI on real tau-bench / tau2-bench data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from trace_envs.cli import mine_cmd
+from trace_envs.datasets.planted import generate_planted, write_jsonl
+from trace_envs.mining.contrast import contrast_pairs, group_runs
+from trace_envs.mining.label import LACKING, NA, PRESENT, label_run
+from trace_envs.mining.pipeline import ContrastError, MineOptions, mine
+from trace_envs.mining.propose_offline import propose_offline
+from trace_envs.mining.select import compute_stats, select
+from trace_envs.spec.model import CapabilitySpec
+from trace_envs.trajectories.profile import build_profile
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
+TAU2 = DATA / "tau2-bench" / "results"
+needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found beside the repo (../shared/data)")
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    a = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @a.callback()
+    def _group() -> None:  # keep `mine` a subcommand (a lone command would become the app itself)
+        pass
+
+    mine_cmd.register(a)
+    return a
+
+
+def run_cli(app, *args):
+    return CliRunner().invoke(app, ["mine", *map(str, args)])
+
+
+# ---------------------------------------------------------------------------------------------------------- stats
+
+
+def test_stats_by_hand():
+    # 4 failed runs, 4 passed; candidate 0: lacking in 3 failed, present in 1 failed, lacking in 1 passed, present in 3
+    labels = np.array([[-1], [-1], [-1], [1], [-1], [1], [1], [1]], dtype=np.int8)
+    failed = np.array([1, 1, 1, 1, 0, 0, 0, 0], dtype=bool)
+    s = compute_stats(labels, failed)
+    assert (s.lf[0], s.pf[0], s.lp[0], s.pp[0]) == (3, 1, 1, 3)
+    assert s.cov[0] == pytest.approx(0.75)
+    assert s.er_minus[0] == pytest.approx(0.75) and s.er_plus[0] == pytest.approx(0.25)
+    assert s.delta[0] == pytest.approx(0.5)
+
+
+def test_stats_na_excluded_and_undefined_delta_is_zero():
+    labels = np.array([[0, -1], [0, -1], [0, 0], [0, 0]], dtype=np.int8)
+    failed = np.array([1, 1, 0, 0], dtype=bool)
+    s = compute_stats(labels, failed)
+    assert s.cov.tolist() == [0.0, 1.0]
+    assert s.delta.tolist() == [0.0, 0.0]  # no passed run applies: ER+ undefined -> Delta 0
+
+
+def test_select_bootstrap_dedup_and_rank():
+    rng = np.random.default_rng(0)
+    n = 400
+    failed = rng.random(n) < 0.5
+    strong = np.where(failed, np.where(rng.random(n) < 0.6, -1, 1), np.where(rng.random(n) < 0.05, -1, 1))
+    weak = np.where(rng.random(n) < 0.3, -1, 1)  # unrelated to failure
+    dup = strong.copy()
+    dup[np.flatnonzero(failed & (strong == -1))[:3]] = 1  # the same behaviour, a little weaker
+    labels = np.stack([weak, strong, dup], axis=1).astype(np.int8)
+    sel = select(labels, failed, [("a", ("x",)), ("b", ("y",)), ("c", ("z",))], ["weak", "strong", "dup"])
+    assert sel.kept == [1]
+    assert sel.status[0].startswith("Delta") or "Delta" in sel.status[0]
+    assert sel.status[2].startswith("merged into strong")
+    assert sel.passes[1] == 10
+
+
+# ---------------------------------------------------------------------------------------------------------- contrast
+
+
+def test_contrast_groups_by_task_and_similar_tasks():
+    runs = generate_planted(300, seed=0)  # every planted run is its own task: similar tasks get merged
+    groups = group_runs(runs)
+    assert sum(len(g.runs) for g in groups) == 300
+    assert any(g.key.startswith("similar:") and g.contrasting for g in groups)
+    pairs = contrast_pairs(groups, max_pairs=10)
+    assert len(pairs) == 10 and all(p.success and not f.success for p, f in pairs)
+
+
+# ---------------------------------------------------------------------------------------------------------- labeling
+
+
+def test_offline_candidates_cover_every_family_and_are_valid_specs():
+    runs = generate_planted(300, seed=0)
+    prof = build_profile(runs)
+    cands = propose_offline(prof, runs)
+    fams = {c.spec.family for c in cands}
+    assert fams >= {"precondition_before_write", "confirmation_before_write", "multi_request_completion",
+                    "argument_grounding", "policy_refusal", "information_gathering", "aggregation_arithmetic",
+                    "handoff_to_human"}
+    names = [c.name for c in cands]
+    assert len(set(names)) == len(names)
+    assert "read_get_order_details_before_cancel_order" in names
+    for c in cands:
+        CapabilitySpec.model_validate(c.spec.model_dump())  # round-trips through the schema
+        assert c.spec.label_check is not None
+        assert "$var" not in json.dumps(c.spec.label_check.model_dump())
+        assert all(t.kind in ("read", "write", "other") for t in c.spec.tools)
+
+
+def test_labels_match_planted_truth():
+    runs = generate_planted(400, seed=5)
+    prof = build_profile(runs)
+    cands = {c.name: c for c in propose_offline(prof, runs)}
+    pre = cands["read_get_order_details_before_cancel_order"]
+    ground = cands["ground_payment_method_id_of_refund_order"]
+    for run in runs:
+        truth = run.meta["planted"]
+        lab = label_run(pre, run, prof.kinds)
+        called_cancel = any(c.name == "cancel_order" for c in run.tool_calls)
+        if not called_cancel:
+            assert lab == "NA"
+        elif "skip_precondition_read" in truth["deficits"]:
+            assert lab == "LACKING"
+        else:
+            assert lab == "PRESENT"
+        if "hallucinated_id" in truth["deficits"]:
+            assert label_run(ground, run, prof.kinds) == "LACKING"
+    assert (PRESENT, LACKING, NA) == (1, -1, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------- outputs
+
+
+def _jsonl(tmp_path, runs, name="runs.jsonl"):
+    return write_jsonl(runs, tmp_path / name)
+
+
+def test_cli_offline_on_planted_writes_everything(app, tmp_path):
+    path = _jsonl(tmp_path, generate_planted(800, seed=1))
+    out = tmp_path / "out"
+    res = run_cli(app, path, "-o", out, "--offline", "-q")
+    assert res.exit_code == 0, res.output
+    caps = json.loads((out / "capabilities.json").read_text())
+    assert len(caps) >= 5
+    for c in caps:
+        spec = CapabilitySpec.model_validate(c)
+        assert spec.spec_hash == spec.compute_hash()
+        assert spec.evidence.cov >= 0.10 and spec.evidence.delta >= 0.20 and spec.evidence.lacking_failed
+    doc = json.loads((out / "candidates.json").read_text())
+    assert doc["runs"] == 800 and all({"cov", "delta", "er_minus", "er_plus", "passes", "status"} <= set(r)
+                                      for r in doc["candidates"])
+    assert any(not r["kept"] and r["status"] != "kept" for r in doc["candidates"])
+    md = (out / "report.md").read_text()
+    assert "Capabilities the agent lacks" in md and caps[0]["evidence"]["lacking_failed"][0] in md
+    assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(out.glob(".*tmp*"))  # no temp files left behind
+
+
+@pytest.mark.parametrize("outcome", ["passed", "failed"])
+def test_no_contrast_stops_with_exit_2(app, tmp_path, outcome):
+    runs = [r for r in generate_planted(300, seed=2) if r.success == (outcome == "passed")][:50]
+    path = _jsonl(tmp_path, runs)
+    res = run_cli(app, path, "-o", tmp_path / "out", "-q")
+    assert res.exit_code == 2
+    assert "contrast needs both passed and failed runs" in res.output
+    assert f"all 50 runs {outcome}" in res.output
+    assert not (tmp_path / "out" / "capabilities.json").exists()
+    with pytest.raises(ContrastError):
+        mine(runs)
+
+
+def test_streaming_mine_matches_list():
+    runs = generate_planted(600, seed=3)
+    a = mine(runs)
+    b = mine(iter(runs), options=MineOptions(profile_sample=600))
+    assert [c.name for c in a.capabilities] == [c.name for c in b.capabilities]
+
+
+def test_thresholds_are_options():
+    runs = generate_planted(600, seed=3)
+    strict = mine(runs, options=MineOptions(rho=0.5, delta=0.9))
+    assert len(strict.capabilities) < len(mine(runs).capabilities)
+
+
+# ---------------------------------------------------------------------------------------------------------- real data
+
+
+def _check_real(app, tmp_path, *paths):
+    out = tmp_path / "out"
+    res = run_cli(app, *paths, "-o", out, "--offline", "-q")
+    assert res.exit_code == 0, res.output
+    caps = [CapabilitySpec.model_validate(c) for c in json.loads((out / "capabilities.json").read_text())]
+    assert len(caps) >= 3, [c.name for c in caps]
+    for c in caps:
+        assert c.evidence.cov >= 0.10 and c.evidence.delta >= 0.20
+        assert c.evidence.lacking_failed, c.name
+    return caps
+
+
+@needs_data
+def test_tau_bench_airline(app, tmp_path):
+    caps = _check_real(app, tmp_path, TAU)
+    assert all(i.startswith("gpt-4o-airline/") for c in caps for i in c.evidence.lacking_failed)
+
+
+@needs_data
+def test_tau2_airline_together(app, tmp_path):
+    _check_real(app, tmp_path, *sorted(TAU2.glob("*airline*.json")))
+
+
+@needs_data
+def test_tau2_retail_together(app, tmp_path):
+    _check_real(app, tmp_path, *sorted(TAU2.glob("*retail*.json")))
+
+
+@needs_data
+def test_directory_of_mixed_formats(app, tmp_path):
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "tau.json").symlink_to(TAU)
+    for p in TAU2.glob("*airline*.json"):
+        (mixed / p.name).symlink_to(p)
+    caps = _check_real(app, tmp_path, mixed)
+    sources = {i.split("/")[0] for c in caps for i in c.evidence.lacking_failed}
+    assert len(sources) >= 2

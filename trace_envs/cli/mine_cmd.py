@@ -1,0 +1,110 @@
+"""`trace-envs mine`: find the capabilities an agent lacks by contrasting its passed and failed runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from trace_envs.cli.common import fail
+
+MINE_HELP = (
+    "Contrast passed and failed runs, propose candidate capabilities, label every (run, candidate) pair PRESENT / "
+    "LACKING / NA, and keep the candidates with Cov >= rho and Delta >= delta in at least K of N bootstrap resamples.\n\n"
+    "Writes OUT/capabilities.json (kept CapabilitySpecs with evidence), OUT/candidates.json (every candidate with its "
+    "statistics and why it was or was not kept), OUT/report.md and OUT/report.png, each atomically.\n\n"
+    "The offline proposer (no LLM, deterministic) is the default. --llm PROVIDER:MODEL adds LLM proposals "
+    "(openai, anthropic, or an OpenAI-compatible server with --base-url); replies are cached under --cache-dir.\n\n"
+    "\b\nExamples:\n"
+    "  trace-envs mine ../shared/data/tau-bench/gpt-4o-airline.json -o out/\n"
+    "  trace-envs mine ../shared/data/tau2-bench/results/*airline*.json -o out/airline --k 7\n"
+    "  trace-envs mine runs.jsonl -o out/ --llm openai:gpt-4o-mini"
+)
+
+
+def mine(
+    paths: Annotated[list[str], typer.Argument(metavar="RUNS...", help="Run files, directories or glob patterns.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("out"),
+    offline: Annotated[bool, typer.Option("--offline", help="Offline proposer only (the default without --llm).")] = False,
+    llm: Annotated[Optional[str], typer.Option("--llm", metavar="PROVIDER:MODEL", help="LLM proposer and labeler.")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    rho: Annotated[float, typer.Option("--rho", help="Minimum Cov.")] = 0.10,
+    delta: Annotated[float, typer.Option("--delta", help="Minimum Delta.")] = 0.20,
+    k: Annotated[int, typer.Option("--k", help="Resamples a candidate must pass.")] = 8,
+    n: Annotated[int, typer.Option("--n", help="Bootstrap resamples.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    max_candidates: Annotated[Optional[int], typer.Option("--max-candidates", help="Cap on candidates.")] = None,
+    dup_agreement: Annotated[float, typer.Option("--dup-agreement", help="Label agreement that merges two.")] = 0.95,
+    cache_dir: Annotated[Path, typer.Option("--cache-dir", help="LLM reply cache.")] = Path(".trace_cache/llm"),
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Parallel LLM requests.")] = 4,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip runs that do not parse.")] = False,
+    kinds: Annotated[Optional[Path], typer.Option("--kinds", help="YAML/JSON tool-kind overrides.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Mine the capabilities an agent lacks."""
+    from trace_envs.mining.pipeline import ContrastError, MineOptions
+    from trace_envs.mining.pipeline import mine as run_mine
+    from trace_envs.mining.report import write_outputs
+    from trace_envs.trajectories.errors import TrajectoryFormatError
+    from trace_envs.trajectories.loaders import load_runs
+
+    if offline and llm:
+        raise fail("--offline and --llm exclude each other")
+    if not 0 <= rho <= 1 or not -1 <= delta <= 1 or n < 1 or not 0 <= k <= n:
+        raise fail("thresholds out of range: need 0 <= rho <= 1, -1 <= delta <= 1, N >= 1, 0 <= K <= N")
+    client = None
+    if llm:  # fail fast, before any work
+        from trace_envs.mining.llm import LLMClient, LLMConfigError, check_llm_configured
+
+        try:
+            check_llm_configured(llm, base_url)
+            client = LLMClient(llm, base_url=base_url, cache_dir=cache_dir)
+        except LLMConfigError as exc:
+            raise fail(str(exc)) from None
+    overrides = None
+    try:
+        if kinds is not None:
+            from trace_envs.trajectories.profile import load_overrides
+
+            overrides = load_overrides(kinds)
+        loaded = load_runs(paths, skip_invalid=skip_invalid)
+    except (TrajectoryFormatError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    if not loaded.runs:
+        raise fail(f"{', '.join(paths)}: no runs loaded")
+    opts = MineOptions(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates,
+                       dup_agreement=dup_agreement, concurrency=concurrency)
+    try:
+        if quiet:
+            result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          transient=True) as bar:
+                task = bar.add_task("label", total=len(loaded.runs))
+                result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides,
+                                  progress=lambda m: bar.advance(task, m))
+    except ContrastError as exc:
+        raise fail(str(exc)) from None
+    written = write_outputs(result, out)
+    print(f"mined {result.n_runs} runs ({result.n_runs - result.n_failed} passed, {result.n_failed} failed) with "
+          f"{result.mode}: {len(result.candidates)} candidates, {len(result.capabilities)} kept")
+    for spec in result.capabilities:
+        ev = spec.evidence
+        print(f"  {spec.name}\tcov={ev.cov:.2f}\tdelta={ev.delta:.2f}\tpasses={ev.passes}/{ev.resamples}\t"
+              f"failed_runs={','.join(ev.lacking_failed[:3])}")
+    if result.usage:
+        u = result.usage
+        cost = "unknown" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}"
+        print(f"llm: {u['requests']} requests, {u['cache_hits']} cache hits, {u['input_tokens']}+{u['output_tokens']} "
+              f"tokens, cost {cost}")
+    for w in result.warnings + result.failures:
+        print(f"warning: {w}")
+    print("wrote " + ", ".join(str(p) for p in written.values()))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `mine` to the CLI."""
+    app.command("mine", help=MINE_HELP, short_help="Find the capabilities an agent lacks.")(mine)

@@ -1,0 +1,165 @@
+"""Family parameters inferred from real runs, so a mined capability generates into an env shaped like the target.
+
+A precondition, refusal or handoff needs the record field the policy turns on and its values; grounding needs the
+result field an argument's value comes from; aggregation a numeric field; information gathering a field to ask about.
+Each is read off the tool results in the runs (what the records looked like right before the agent's write in passed
+runs, where a write argument's value appeared earlier). When the data shows nothing usable, a neutral synthetic field
+is used and the description says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from trace_envs.trajectories.models import Run
+
+MAX_ENUM_VALUES = 8
+MAX_RESULTS_PER_TOOL = 400
+SYNTHETIC_FIELD = {"field": "account_status", "allowed": ["active"], "blocked": ["suspended"]}
+
+
+def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
+    """Dotted paths to scalar leaves (lists: first item only), as the templates address record fields."""
+    out: dict[str, Any] = {}
+    if depth > 3:
+        return out
+    if isinstance(record, dict):
+        for k, v in record.items():
+            if not isinstance(k, str) or not k.replace("_", "").isalnum():
+                continue
+            out.update(flatten(v, f"{prefix}{k}.", depth + 1))
+    elif isinstance(record, list) and record:
+        out.update(flatten(record[0], f"{prefix}0.", depth + 1))
+    elif prefix and (isinstance(record, (str, int, float)) and not isinstance(record, bool)):
+        out[prefix[:-1]] = record
+    return out
+
+
+class ResultIndex:
+    """For each read tool and key argument, the flattened results the agent saw, in order, per run."""
+
+    def __init__(self, runs: Iterable[Run], kinds: dict[str, str]):
+        self.kinds = kinds
+        self.fields: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        self.before_write: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        self.arg_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        seen_per_tool: Counter = Counter()
+        for run in runs:
+            last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
+            last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
+            for call in run.agent_calls:
+                kind = kinds.get(call.name)
+                if kind == "read" and call.result and not call.error:
+                    flat = _flat_result(call.result)
+                    if not flat:
+                        continue
+                    if seen_per_tool[call.name] < MAX_RESULTS_PER_TOOL:
+                        seen_per_tool[call.name] += 1
+                        for path, value in flat.items():
+                            self.fields[call.name][path][_hashable(value)] += 1
+                    last_of[call.name] = flat
+                    for arg, value in call.arguments.items():
+                        if isinstance(value, str):
+                            last[(call.name, value)] = flat
+                elif kind in ("write", "other"):
+                    if run.success:
+                        for read, flat in last_of.items():
+                            for path, field_value in flat.items():
+                                self.before_write[(read, call.name, "*")][path][_hashable(field_value)] += 1
+                    for arg, value in call.arguments.items():
+                        if not isinstance(value, str):
+                            continue
+                        for (read, key_value), flat in last.items():
+                            if key_value == value and run.success:
+                                for path, field_value in flat.items():
+                                    self.before_write[(read, call.name, arg)][path][_hashable(field_value)] += 1
+                            for path, field_value in flat.items():
+                                if field_value == value and run.success:
+                                    self.arg_sources[(read, call.name, arg)][path] += 1
+
+    def enum_fields(self, read: str) -> dict[str, Counter]:
+        """String fields of `read`'s results with a few recurring values (a cabin class, a status, a yes/no)."""
+        out = {}
+        total = max((sum(c.values()) for c in self.fields.get(read, {}).values()), default=0)
+        for path, values in self.fields.get(read, {}).items():
+            if (
+                2 <= len(values) <= MAX_ENUM_VALUES
+                and all(isinstance(v, str) for v in values)
+                and sum(values.values()) >= max(3, total // 3)
+            ):
+                out[path] = values
+        return out
+
+    def numeric_fields(self, read: str) -> list[str]:
+        return sorted(
+            path
+            for path, values in self.fields.get(read, {}).items()
+            if values and all(isinstance(v, (int, float)) for v in values) and len(values) > 2
+        )
+
+
+def _flat_result(raw: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    return flatten(data) if isinstance(data, dict) else {}
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float)) else json.dumps(value, sort_keys=True)
+
+
+def gate_params(index: ResultIndex, read: str, action: str, key: str, min_support: int = 5) -> dict[str, Any] | None:
+    """The enum field of `read`'s records whose values shift most between all results and the records that preceded
+    `action` in passed runs: values over-represented before the action are `allowed`, the rest `blocked`."""
+    before = index.before_write.get((read, action, key), {})
+    best: tuple[float, str, list[str], list[str]] | None = None
+    for path, values in sorted(index.enum_fields(read).items()):
+        seen = before.get(path, Counter())
+        support = sum(seen[v] for v in values)
+        if support < min_support:
+            continue
+        base_total = sum(values.values())
+        ratios = {str(v): (seen[v] / support) / (n / base_total) for v, n in values.items()}
+        allowed = sorted(v for v, r in ratios.items() if r >= 1.0)
+        blocked = sorted(v for v, r in ratios.items() if r < 1.0)
+        if not allowed or not blocked:
+            continue
+        score = (max(ratios.values()) - min(ratios.values())) * min(1.0, support / 10)
+        if best is None or score > best[0]:
+            best = (score, path, allowed, blocked)
+    if best is None:
+        return None
+    return {"field": best[1], "allowed": best[2], "blocked": best[3]}
+
+
+def infer_params(family: str, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+    """Params for `family` over `roles`, and a sentence for the description saying what they mean."""
+    read, key = roles.get("read", ""), roles.get("key", "")
+    if family in ("precondition_before_write", "policy_refusal"):
+        gate = gate_params(index, read, roles.get("write", ""), key) or dict(SYNTHETIC_FIELD)
+        note = f" The write is allowed only when {gate['field']} is {' or '.join(gate['allowed'])}."
+        return gate, note
+    if family == "handoff_to_human":
+        gate = gate_params(index, read, roles.get("handoff", ""), "*")
+        if gate is None:
+            params = {"field": SYNTHETIC_FIELD["field"], "blocked": ["escalated"], "allowed": ["active"]}
+        else:  # values seen right before a transfer in passed runs are the ones that need a human
+            params = {"field": gate["field"], "blocked": gate["allowed"], "allowed": gate["blocked"]}
+        return params, f" A human is required when {params['field']} is {' or '.join(params['blocked'])}."
+    if family == "argument_grounding":
+        sources = index.arg_sources.get((read, roles.get("write", ""), roles.get("arg", "")), Counter())
+        source = sources.most_common(1)[0][0] if sources else roles.get("arg", "value")
+        return {"source_field": source}, f" The value comes from {source} in the {read} result."
+    if family == "aggregation_arithmetic":
+        numeric = index.numeric_fields(read)
+        field = numeric[0] if numeric else "amount"
+        return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."
+    if family == "information_gathering":
+        fields = [p for p in index.enum_fields(read) if p != key]
+        field = fields[0] if fields else "status"
+        return {"answer_field": field, "label": key.replace("_", " ")}, ""
+    return {}, ""

@@ -1,0 +1,187 @@
+"""`mine(...)`: contrast, propose, label, select. The API behind `trace-envs mine`.
+
+    result = mine(runs)                          # offline proposer
+    result = mine(runs, llm=LLMClient("openai:gpt-4o-mini"))   # plus LLM proposals (and LLM labels where needed)
+    write_outputs(result, "out/")                # capabilities.json, candidates.json, report.md, report.png
+
+`runs` may be a list or any iterable (a generator of planted runs, say): only the first `profile_sample` runs are held
+in memory (to build the DomainProfile, the contrast groups and the candidates); the rest are labelled one at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
+from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
+from trace_envs.mining.propose_offline import propose_offline
+from trace_envs.mining.select import Selection, SelectOptions, select, summary_rows
+from trace_envs.spec.model import CapabilitySpec, Evidence
+from trace_envs.trajectories.models import Run
+
+
+class ContrastError(ValueError):
+    """The data cannot be contrasted: it has no failed runs or no passed runs."""
+
+
+@dataclass
+class MineOptions:
+    rho: float = 0.10
+    delta: float = 0.20
+    k: int = 8
+    n: int = 10
+    seed: int = 0
+    dup_agreement: float = 0.95
+    max_candidates: int | None = None
+    profile_sample: int = 5000
+    min_calls: int = 2
+    examples: int = 20
+    max_pairs: int = 24
+    pairs_per_prompt: int = 4
+    llm_label_runs: int = 300
+    concurrency: int = 4
+
+
+@dataclass
+class MineResult:
+    candidates: list[Candidate]
+    selection: Selection
+    matrix: LabelMatrix
+    rows: list[dict[str, Any]]
+    capabilities: list[CapabilitySpec]
+    profile: Any
+    contrast: dict[str, int]
+    options: MineOptions
+    mode: str = "offline"
+    usage: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def n_runs(self) -> int:
+        return self.matrix.n_runs
+
+    @property
+    def n_failed(self) -> int:
+        return int(self.matrix.failed.sum())
+
+    @property
+    def kept(self) -> list[Candidate]:
+        return [self.candidates[j] for j in self.selection.kept]
+
+
+def contrast_problem(n_runs: int, n_failed: int) -> str | None:
+    """Why the data cannot be contrasted, or None."""
+    if n_runs == 0:
+        return "no runs to mine"
+    if n_failed == 0:
+        return (f"all {n_runs} runs passed (no failed runs): contrast needs both passed and failed runs to tell which "
+                "behaviours go with failure")
+    if n_failed == n_runs:
+        return (f"all {n_runs} runs failed (no passed runs): contrast needs both passed and failed runs to tell which "
+                "behaviours go with failure")
+    return None
+
+
+def _profile(runs: list[Run], overrides: Any = None) -> Any:
+    from trace_envs.trajectories.profile import build_profile
+
+    return build_profile(runs, overrides) if overrides is not None else build_profile(runs)
+
+
+def mine(
+    runs: Iterable[Run],
+    *,
+    options: MineOptions | None = None,
+    llm: Any = None,
+    profile: Any = None,
+    overrides: Any = None,
+    progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int | None], None] | None = None,
+) -> MineResult:
+    """Mine capabilities from `runs` (see the module docstring). Raises ContrastError without both outcomes."""
+    o = options or MineOptions()
+    warnings: list[str] = []
+    failures: list[str] = []
+    if isinstance(runs, list):
+        head, rest, total = runs, iter(()), len(runs)
+        problem = contrast_problem(len(runs), sum(not r.success for r in runs))
+        if problem:
+            raise ContrastError(problem)
+    else:
+        it = iter(runs)
+        head = list(itertools.islice(it, o.profile_sample))
+        rest, total = it, None
+    if on_total:
+        on_total(total)
+    if profile is None:
+        profile = _profile(head, overrides)
+    groups = group_runs(head)
+    summary = contrast_summary(groups)
+    candidates = propose_offline(profile, head, min_calls=o.min_calls)
+    usage = None
+    labeler = None
+    mode = "offline"
+    if llm is not None:
+        from trace_envs.mining.llm import LLMLabeler, propose_llm
+
+        mode = f"llm:{llm.name}"
+        from trace_envs.mining.params import ResultIndex
+
+        index = ResultIndex(head, dict(profile.kinds))
+        outcome = propose_llm(llm, profile, contrast_pairs(groups, o.max_pairs), pairs_per_prompt=o.pairs_per_prompt,
+                              concurrency=o.concurrency, existing={c.name for c in candidates}, index=index)
+        warnings += outcome.warnings
+        failures += outcome.failures
+        candidates = outcome.candidates + candidates
+        labeler = LLMLabeler(llm)
+    if o.max_candidates:
+        candidates = candidates[: o.max_candidates]
+    if not candidates:
+        raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
+    kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
+    matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress)
+    if labeler is not None and any(c.labeler == "llm" for c in candidates):
+        items = [
+            (j, c, i, r)
+            for j, c in enumerate(candidates) if c.labeler == "llm"
+            for i, r in enumerate(head[: o.llm_label_runs])
+        ]
+        from trace_envs.mining.label import CODES
+
+        for (i, j), lab in labeler.label_many(items, o.concurrency).items():
+            matrix.labels[i, j] = CODES[lab]
+        failures += [f"labeling {name}: {err}" for name, err in labeler.failures.items()]
+    failures += [f"labeling {name}: {err}" for name, err in matrix.errors.items()]
+    problem = contrast_problem(matrix.n_runs, int(matrix.failed.sum()))
+    if problem:
+        raise ContrastError(problem)
+    names = [c.name for c in candidates]
+    sel = select(matrix.labels, matrix.failed, [(c.spec.family, tuple(c.target_tools())) for c in candidates], names,
+                 SelectOptions(rho=o.rho, delta=o.delta, k=o.k, n=o.n, seed=o.seed, dup_agreement=o.dup_agreement))
+    rows = summary_rows(sel, names)
+    ids = np.array(matrix.run_ids, dtype=object)
+    caps: list[CapabilitySpec] = []
+    for j, (c, row) in enumerate(zip(candidates, rows)):
+        col = matrix.labels[:, j]
+        lf_ids = [str(x) for x in ids[(col == LACKING) & matrix.failed][: o.examples]]
+        pp_ids = [str(x) for x in ids[(col == PRESENT) & ~matrix.failed][: o.examples]]
+        row.update(family=c.spec.family, tools=c.target_tools(), roles=c.spec.roles, description=c.spec.description,
+                   origin=c.origin, labeler=c.labeler, lacking_failed=lf_ids, present_passed=pp_ids)
+    for j in sel.kept:
+        c, row = candidates[j], rows[j]
+        ev = Evidence(
+            cov=row["cov"], delta=row["delta"], er_minus=row["er_minus"], er_plus=row["er_plus"], passes=row["passes"],
+            resamples=o.n, lacking_failed=row["lacking_failed"], present_passed=row["present_passed"],
+            source=f"trace-envs mine ({c.origin}; {matrix.n_runs} runs, rho={o.rho}, delta={o.delta}, K={o.k}/N={o.n})",
+        )
+        caps.append(c.spec.model_copy(update={"evidence": ev}).with_hash())
+    if labeler is not None:
+        usage = llm.usage.as_dict()
+    return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps,
+                      profile=profile, contrast=summary, options=o, mode=mode, usage=usage, warnings=warnings,
+                      failures=failures)

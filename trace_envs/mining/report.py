@@ -1,0 +1,148 @@
+"""Mining outputs, written atomically: capabilities.json, candidates.json, report.md, report.png.
+
+Each file is written to a temp file in the output folder and moved in place with `os.replace`, so a kill leaves the old
+or the new complete file, never a half-written one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trace_envs.mining.pipeline import MineResult
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def candidates_doc(result: MineResult) -> dict[str, Any]:
+    o = result.options
+    return {
+        "mode": result.mode,
+        "runs": result.n_runs,
+        "failed": result.n_failed,
+        "passed": result.n_runs - result.n_failed,
+        "thresholds": {"rho": o.rho, "delta": o.delta, "k": o.k, "n": o.n, "seed": o.seed,
+                       "dup_agreement": o.dup_agreement},
+        "contrast": result.contrast,
+        "llm_usage": result.usage,
+        "warnings": result.warnings,
+        "failures": result.failures,
+        "candidates": result.rows,
+    }
+
+
+def render_markdown(result: MineResult, png_note: str | None = None) -> str:
+    o = result.options
+    lines = [
+        "# Capability mining report",
+        "",
+        f"- runs: {result.n_runs} ({result.n_runs - result.n_failed} passed, {result.n_failed} failed)",
+        f"- proposer: {result.mode}; candidates: {len(result.candidates)}; kept: {len(result.capabilities)}",
+        f"- thresholds: Cov >= {o.rho}, Delta >= {o.delta}, in >= {o.k} of {o.n} bootstrap resamples (seed {o.seed})",
+        f"- contrast groups: {result.contrast.get('groups', 0)} ({result.contrast.get('contrasting_groups', 0)} with "
+        "both a pass and a failure)",
+    ]
+    if result.usage:
+        u = result.usage
+        cost = "unknown" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}"
+        lines.append(f"- LLM: {u['requests']} requests, {u['cache_hits']} cache hits, {u['input_tokens']} input / "
+                     f"{u['output_tokens']} output tokens, cost {cost}")
+    lines += ["", "## Capabilities the agent lacks", ""]
+    if not result.capabilities:
+        lines.append("None passed the thresholds.")
+    for rank, spec in enumerate(result.capabilities, 1):
+        ev = spec.evidence
+        lines += [
+            f"### {rank}. `{spec.name}` ({spec.family})",
+            "",
+            spec.description,
+            "",
+            f"- Cov {ev.cov:.2f}, Delta {ev.delta:.2f} (ER- {ev.er_minus:.2f}, ER+ {ev.er_plus:.2f}), passed "
+            f"{ev.passes}/{ev.resamples} resamples",
+            f"- tools: {', '.join(t.name for t in spec.tools)}; roles: "
+            + ", ".join(f"{k}={v}" for k, v in spec.roles.items()),
+            f"- failed runs lacking it: {', '.join(ev.lacking_failed[:8]) or '-'}",
+            f"- passed runs exercising it: {', '.join(ev.present_passed[:8]) or '-'}",
+            "",
+        ]
+    lines += ["## All candidates", "", "| candidate | family | Cov | Delta | ER- | ER+ | passes | status |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(result.rows, key=lambda r: (not r["kept"], -r["delta"])):
+        lines.append(f"| {r['name']} | {r['family']} | {r['cov']:.2f} | {r['delta']:.2f} | {r['er_minus']:.2f} | "
+                     f"{r['er_plus']:.2f} | {r['passes']}/{r['resamples']} | {r['status']} |")
+    if result.warnings or result.failures:
+        lines += ["", "## Warnings and failures", ""] + [f"- {w}" for w in result.warnings + result.failures]
+    if png_note:
+        lines += ["", f"_{png_note}_"]
+    else:
+        lines += ["", "![Cov and Delta per candidate](report.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def render_png(result: MineResult) -> bytes | None:
+    """Cov and Delta per candidate with the threshold lines; None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        return None
+    import io
+
+    rows = sorted(result.rows, key=lambda r: r["delta"])
+    names = [r["name"][:48] for r in rows]
+    colors = ["tab:green" if r["kept"] else "tab:gray" for r in rows]
+    h = max(3.0, 0.28 * len(rows) + 1.2)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, h), sharey=True)
+    ax1.barh(names, [r["cov"] for r in rows], color=colors)
+    ax1.axvline(result.options.rho, color="tab:red", linestyle="--", label=f"rho = {result.options.rho}")
+    ax1.set_xlabel("Cov = LF / failed runs")
+    ax1.legend(loc="lower right")
+    ax2.barh(names, [r["delta"] for r in rows], color=colors)
+    ax2.axvline(result.options.delta, color="tab:red", linestyle="--", label=f"delta = {result.options.delta}")
+    ax2.axvline(0, color="black", linewidth=0.5)
+    ax2.set_xlabel("Delta = ER- - ER+")
+    ax2.legend(loc="lower right")
+    fig.suptitle(f"Candidates ({len(result.capabilities)} kept, green) over {result.n_runs} runs")
+    ax1.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def write_outputs(result: MineResult, out_dir: str | Path) -> dict[str, Path]:
+    """Write the four outputs into `out_dir` (created if needed), each atomically. Returns what was written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    png = render_png(result)
+    note = None if png is not None else "report.png skipped: matplotlib is not installed (pip install matplotlib)"
+    caps = [c.model_dump(mode="json") for c in result.capabilities]
+    files = {
+        "capabilities.json": json.dumps(caps, indent=2, ensure_ascii=False).encode(),
+        "candidates.json": json.dumps(candidates_doc(result), indent=2, ensure_ascii=False).encode(),
+        "report.md": render_markdown(result, note).encode(),
+    }
+    if png is not None:
+        files["report.png"] = png
+    for name, data in files.items():
+        _atomic_write(out / name, data)
+        written[name] = out / name
+    return written
