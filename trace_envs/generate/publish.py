@@ -6,16 +6,13 @@ rename (an atomic exchange where the kernel offers it), so a crash leaves the ol
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from trace_envs.atomic import staging_dir, swap_in
 from trace_envs.generate.render import render_module
 from trace_envs.generate.validate import CheckReport, env_class, import_module_from, validate_env
 from trace_envs.spec.model import CapabilitySpec
@@ -53,7 +50,7 @@ def safe_target(out_dir: Path, name: str) -> Path:
 def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, seeds: int | None = None) -> GenerateResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = safe_target(out_dir, spec.name)
-    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}.", dir=out_dir))
+    staging = staging_dir(target)
     try:
         for filename, text in env_files(spec).items():
             (staging / filename).write_text(text)
@@ -68,42 +65,10 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
                 return GenerateResult(
                     name=spec.name, path=str(target), published=False, report=report, error="; ".join(report.problems)
                 )
-        for path in staging.iterdir():
-            _fsync(path)
-        _swap_in(staging, target)
+        swap_in(staging, target)
         return GenerateResult(name=spec.name, path=str(target), published=True, report=report)
     except Exception as exc:  # any failure (render, compile, import, env error) must leave the old env in place
         return GenerateResult(name=spec.name, path=str(target), published=False, error=f"{type(exc).__name__}: {exc}")
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-_RENAME_EXCHANGE = 2
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Make `staging` the content of `target` in one step; afterwards `staging` holds the old content (or is gone)."""
-    if not target.exists():
-        os.rename(staging, target)
-        return
-    libc_name = ctypes.util.find_library("c")
-    renameat2 = getattr(ctypes.CDLL(libc_name, use_errno=True), "renameat2", None) if libc_name else None
-    if renameat2 is not None:
-        at_fdcwd = -100
-        if renameat2(at_fdcwd, os.fsencode(staging), at_fdcwd, os.fsencode(target), _RENAME_EXCHANGE) == 0:
-            return
-    # No atomic exchange here: the window between the two renames is as small as it gets.
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    os.rename(target, old)
-    os.rename(staging, target)
-    shutil.rmtree(old, ignore_errors=True)

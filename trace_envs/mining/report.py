@@ -1,31 +1,19 @@
 """Mining outputs, written atomically: capabilities.json, candidates.json, report.md, report.png.
 
-Each file is written to a temp file in the output folder and moved in place with `os.replace`, so a kill leaves the old
-or the new complete file, never a half-written one.
+The set is built in a hidden sibling folder and swapped in whole (see `write_outputs`), so a kill leaves the old
+complete set or the new one, never a half-written file or a mix.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import shutil
 from pathlib import Path
 from typing import Any
 
+from trace_envs.atomic import staging_dir, swap_in, write_bytes_atomic
+
 from trace_envs.mining.pipeline import MineResult
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def candidates_doc(result: MineResult) -> dict[str, Any]:
@@ -127,11 +115,16 @@ def render_png(result: MineResult) -> bytes | None:
     return buf.getvalue()
 
 
+OUTPUT_FILES = ("capabilities.json", "candidates.json", "report.md", "report.png")
+
+
 def write_outputs(result: MineResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write the four outputs into `out_dir` (created if needed), each atomically. Returns what was written."""
+    """Write the outputs into `out_dir` so that a crash leaves the previous complete set or the new one.
+
+    The set is built in a hidden sibling folder and swapped in whole when `out_dir` holds nothing but mining outputs;
+    in a folder that also holds other files, each file is replaced atomically on its own (and the other files kept).
+    """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
     png = render_png(result)
     note = None if png is not None else "report.png skipped: matplotlib is not installed (pip install matplotlib)"
     caps = [c.model_dump(mode="json") for c in result.capabilities]
@@ -142,7 +135,16 @@ def write_outputs(result: MineResult, out_dir: str | Path) -> dict[str, Path]:
     }
     if png is not None:
         files["report.png"] = png
-    for name, data in files.items():
-        _atomic_write(out / name, data)
-        written[name] = out / name
-    return written
+    others = [p for p in out.iterdir() if p.name not in OUTPUT_FILES and not p.name.startswith(".")] if out.is_dir() else []
+    if others:
+        for name, data in files.items():
+            write_bytes_atomic(out / name, data)
+    else:
+        staging = staging_dir(out)
+        try:
+            for name, data in files.items():
+                (staging / name).write_bytes(data)
+            swap_in(staging, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return {name: out / name for name in files}
