@@ -219,8 +219,10 @@ def _requests(kind: str, sc: _Scenario, rng: random.Random) -> list[tuple[str, d
 
 
 def _request_text(kind: str, a: dict[str, Any], rng: random.Random) -> str:
-    if kind in ("cancel", "forbidden"):
+    if kind == "cancel":
         return f"cancel order {a['order_id']} because it is {a['reason']}"
+    if kind == "forbidden":  # the user knows the order arrived: the request itself tells a router what is at stake
+        return f"cancel order {a['order_id']}, which was already delivered, because it is {a['reason']}"
     if kind == "refund":
         return f"get a refund for order {a['order_id']} to the original payment method"
     if kind == "address":
@@ -329,7 +331,8 @@ def _simulate(run_idx: int, rng: random.Random, rates: dict[str, float], decoy_r
         b.say("You're welcome, have a great day!")
     noise = not shown and rng.random() < noise_rate
     success = not shown and not noise
-    truth = {"task_kind": kind, "deficits": sorted(shown), "noise": noise, "skipped_tracking": skip_tracking}
+    truth = {"task_kind": kind, "deficits": sorted(shown), "noise": noise, "skipped_tracking": skip_tracking,
+             "exposed": exposed_deficits([rk for rk, _ in reqs])}
     run = Run.model_construct(
         run_id=f"planted/{run_idx}",
         source="planted",
@@ -396,6 +399,26 @@ def write_jsonl(runs: Iterable[Run], path: str | Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+# The deficits that can make a request of each kind fail, i.e. the capabilities it exercises. A task's routing truth is
+# the union over its requests (plus `stops_after_first` when it has several): routing it to an adapter for any of them
+# is right, anything else is wrong.
+REQUEST_EXPOSURE: dict[str, frozenset[str]] = {
+    "cancel": frozenset({"skip_precondition_read", "no_confirmation"}),
+    "forbidden": frozenset({"forbidden_write", "skip_precondition_read", "no_confirmation"}),
+    "refund": frozenset({"hallucinated_id", "no_confirmation"}),
+    "address": frozenset({"no_confirmation"}),
+    "handoff": frozenset({"no_handoff"}),
+}
+
+
+def exposed_deficits(request_kinds: list[str]) -> list[str]:
+    """The planted deficits a task with these requests can fail from (its routing truth)."""
+    out: set[str] = {"stops_after_first"} if len(request_kinds) > 1 else set()
+    for kind in request_kinds:
+        out |= REQUEST_EXPOSURE[kind]
+    return sorted(out)
 
 
 def match_deficit(family: str, tools: Iterable[str]) -> str | None:

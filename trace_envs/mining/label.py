@@ -53,24 +53,10 @@ class Candidate:
         return self.spec.label_check or self.spec.check
 
     def target_tools(self) -> list[str]:
-        """The tools the capability is about, by family: (read, write) for a precondition, the read for information
-        gathering, the handoff tool for a handoff, else the write. Used to map a capability to a known deficit."""
-        r = self.spec.roles
-        fam = self.spec.family
+        """The tools the capability is about (see `spec_target_tools`); an all-writes completion names every write."""
         if self.labeler == "completion" and self.args.get("tool") is None:
             return sorted(t.name for t in self.spec.tools if t.kind == "write") or self.role_tools()
-        if fam == "precondition_before_write":
-            keys = ("read", "write")
-        elif fam == "information_gathering":
-            keys = ("read",)
-        elif fam == "handoff_to_human":
-            keys = ("handoff",)
-        elif fam == "aggregation_arithmetic":
-            keys = ("write",) if "write" in r else ("read",)
-        else:
-            keys = ("write",)
-        out = [r[k] for k in keys if r.get(k)]
-        return out or self.role_tools()
+        return spec_target_tools(self.spec) or self.role_tools()
 
     def role_tools(self) -> list[str]:
         """The tools the candidate is about (its roles, without argument names), for mapping and dedup."""
@@ -236,3 +222,20 @@ def label_runs(
     labels = np.vstack(rows) if rows else np.zeros((0, c), dtype=np.int8)
     return LabelMatrix(labels=labels, run_ids=run_ids, task_ids=task_ids, failed=np.array(failed, dtype=bool),
                        errors=errors)
+
+
+def spec_target_tools(spec: CapabilitySpec) -> list[str]:
+    """The tools a capability is about, by family: (read, write) for a precondition, the read for information
+    gathering, the handoff tool for a handoff, else the write. Used to map a capability to a known deficit."""
+    r, fam = spec.roles, spec.family
+    if fam == "precondition_before_write":
+        keys: tuple[str, ...] = ("read", "write")
+    elif fam == "information_gathering":
+        keys = ("read",)
+    elif fam == "handoff_to_human":
+        keys = ("handoff",)
+    elif fam == "aggregation_arithmetic":
+        keys = ("write",) if "write" in r else ("read",)
+    else:
+        keys = ("write",)
+    return [r[k] for k in keys if r.get(k)]
