@@ -85,3 +85,20 @@ def test_route_cli_prints_choice_and_scores(mined, tmp_path):
     assert out["choice"] in {c.name for c in candidates} and set(out["scores"]) == {c.name for c in candidates}
     missing = CliRunner().invoke(app, ["route", "x", "--adapters", str(tmp_path / "nope")])
     assert missing.exit_code == 2
+
+
+def test_none_class_sends_uncovered_tasks_to_the_base_model(mined):
+    from trace_envs.routing import uncovered_openings
+
+    specs, _ = mined
+    train = generate_planted(2000, 0)
+    openings = {r.run_id: r.first_user_message() for r in train}
+    selected, others = specs[:2], specs[2:]
+    index = RouterIndex(
+        candidates=candidates_from_specs(selected, openings),
+        none_examples=uncovered_openings(selected, others, openings),
+    )
+    assert index.none_examples
+    router = index.router()
+    assert "none" in router.route("Hi, I'd like to change my address to 1 Oak St, Austin, TX 78701.").scores
+    assert planted_accuracy(router, selected, n_tasks=300, seed=5) >= 0.9

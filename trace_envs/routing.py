@@ -66,6 +66,7 @@ class LexicalRouter:
 
     candidates: list[RouteCandidate]
     min_score: float = 0.0
+    none_examples: list[str] = field(default_factory=list)
     alpha: float = 0.5
     _present: list[dict[str, float]] = field(default_factory=list, init=False)
     _absent_total: list[float] = field(default_factory=list, init=False)
@@ -73,7 +74,11 @@ class LexicalRouter:
     _floor: list[tuple[float, float]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
+        # Openings of tasks none of the candidates fit form one more class, "none": routing there means the base model.
+        self._names: list[str | None] = [c.name for c in self.candidates] + ([None] if self.none_examples else [])
         docs_per_class = [[set(_features(t)) for t in [c.description, *c.examples]] for c in self.candidates]
+        if self.none_examples:
+            docs_per_class.append([set(_features(t)) for t in self.none_examples])
         self._vocab = set().union(*(d for docs in docs_per_class for d in docs)) if docs_per_class else set()
         for docs in docs_per_class:
             n = len(docs)
@@ -100,12 +105,12 @@ class LexicalRouter:
         top = max(logits)
         weights = [math.exp(x - top) for x in logits]
         z = sum(weights)
-        return {c.name: round(w / z, 4) for c, w in zip(self.candidates, weights)}
+        return {name or "none": round(w / z, 4) for name, w in zip(self._names, weights)}
 
     def route(self, text: str) -> RouteDecision:
         scores = self.scores(text)
         best = max(scores, key=lambda k: (scores[k], k), default=None)
-        choice = best if best is not None and scores[best] >= self.min_score else None
+        choice = best if best not in (None, "none") and scores[best] >= self.min_score else None
         return RouteDecision(choice=choice, scores=scores, method="lexical")
 
 
@@ -185,6 +190,14 @@ def candidates_from_specs(specs: list[Any], openings: dict[str, str], adapters: 
     return out
 
 
+def uncovered_openings(selected: list[Any], others: list[Any], openings: dict[str, str]) -> list[str]:
+    """Openings of failed runs that lacked a capability left out of routing (`others`) and none of the `selected`:
+    tasks whose fix is not among the adapters, so the base model should take them."""
+    covered = {rid for s in selected for rid in s.evidence.lacking_failed}
+    ids = [rid for s in others for rid in s.evidence.lacking_failed if rid not in covered]
+    return [openings[rid] for rid in dict.fromkeys(ids) if rid in openings]
+
+
 def accuracy(router: Any, tasks: list[tuple[str, set[str | None]]]) -> float:
     """Share of tasks (opening, acceptable choices) the router gets right."""
     if not tasks:
@@ -193,10 +206,15 @@ def accuracy(router: Any, tasks: list[tuple[str, set[str | None]]]) -> float:
 
 
 class RouterIndex(BaseModel):
-    """What `route` needs, saved beside the adapters: one candidate per capability with its adapter path."""
+    """What `route` needs, saved beside the adapters: one candidate per capability with its adapter path, and openings
+    of tasks none of them fits (the "none" class: use the base model)."""
 
     candidates: list[RouteCandidate]
+    none_examples: list[str] = Field(default_factory=list)
     min_score: float = 0.0
+
+    def router(self) -> LexicalRouter:
+        return LexicalRouter(self.candidates, min_score=self.min_score, none_examples=self.none_examples)
 
 
 def load_index(adapters_dir: str | Path) -> RouterIndex:

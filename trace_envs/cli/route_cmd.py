@@ -21,14 +21,14 @@ def route(
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
     """Print the chosen capability (or none: use the base model) and every candidate's score."""
-    from trace_envs.routing import LexicalRouter, ModelRouter, load_index
+    from trace_envs.routing import ModelRouter, load_index
 
     try:
         index = load_index(adapters)
     except (FileNotFoundError, ValueError) as exc:
         raise fail(str(exc)) from None
     if method == "lexical":
-        router = LexicalRouter(index.candidates, min_score=index.min_score)
+        router = index.router()
     elif method == "model":
         from adapters_train.models import resolve_model
 
