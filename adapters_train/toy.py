@@ -47,6 +47,7 @@ _SPEC = CapabilitySpec(
             },
         ),
     ],
+    roles={"read": "get_order_details", "write": "refund_order", "key": "order_id"},
     policy="Before any refund, look up the order and ask the user to confirm the refund explicitly (yes).",
     hint="Call get_order_details, then ask the user to confirm, then call refund_order.",
     check=Check(

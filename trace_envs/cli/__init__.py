@@ -41,6 +41,8 @@ COMMAND_MODULES = [
     "trace_envs.cli.mine_cmd",
     "trace_envs.cli.envs_cmd",
     "trace_envs.cli.train_cmd",
+    "trace_envs.cli.route_cmd",
+    "trace_envs.cli.run_cmd",
 ]
 
 

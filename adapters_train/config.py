@@ -1,0 +1,169 @@
+"""Training configuration: the defaults (LoRA rank 16 on all linear layers, GRPO groups of 8) and the config file
+that reaches every TRL option.
+
+A config file is YAML or JSON. Top-level keys that name a `TrainConfig` field set it; the sections `grpo:`, `lora:`
+and `sft:` are passed as keyword arguments to TRL's `GRPOConfig`, PEFT's `LoraConfig` and TRL's `SFTConfig`; any other
+top-level key is taken as a `GRPOConfig` argument, so a flat mapping of GRPOConfig kwargs works as is::
+
+    steps: 200
+    num_generations: 8
+    grpo:
+      use_vllm: true
+      vllm_mode: server        # or colocate
+      gradient_accumulation_steps: 4
+      bf16: true
+    lora:
+      r: 32
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Held-out evaluation seeds start here; training seeds are drawn below it, so the two never overlap.
+EVAL_SEED_OFFSET = 1_000_000
+
+
+@dataclass
+class TrainConfig:
+    env_id: str = ""
+    model: str = "smollm2"
+    out: str = "adapters"
+    # GRPO (the paper's recipe: groups of 8 rollouts from one start state, LoRA r=16 on every linear layer; 160 steps
+    # of one group is 1,280 rollouts per capability, 5,120 for four capabilities)
+    steps: int = 160
+    num_generations: int = 8
+    prompts_per_step: int = 1
+    learning_rate: float = 1e-5
+    temperature: float = 1.0
+    max_completion_length: int = 512
+    max_tool_calling_iterations: int | None = None  # None: the env's max_turns knob
+    train_seed_start: int = 0
+    seed: int = 0
+    logging_steps: int = 1
+    chat_template: str | None = None
+    user_tool: bool = True
+    # LoRA
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    target_modules: str | list[str] = "all-linear"
+    # SFT warm start on oracle episodes
+    warm_start: bool = False
+    sft_episodes: int = 64
+    sft_epochs: float = 2.0
+    sft_learning_rate: float = 2e-4
+    sft_batch_size: int = 4
+    # pass-through option mappings
+    grpo: dict[str, Any] = field(default_factory=dict)
+    lora: dict[str, Any] = field(default_factory=dict)
+    sft: dict[str, Any] = field(default_factory=dict)
+
+    def replace(self, **changes: Any) -> "TrainConfig":
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def read_mapping(path: str | Path) -> dict[str, Any]:
+    text = Path(path).read_text(encoding="utf-8")
+    if str(path).endswith(".json"):
+        data = json.loads(text)
+    else:
+        import yaml
+
+        data = yaml.safe_load(text)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a config file must hold a mapping")
+    return data
+
+
+def load_config(path: str | Path | None, base: TrainConfig | None = None, **overrides: Any) -> TrainConfig:
+    """A TrainConfig from a YAML/JSON file (see module doc), then explicit `overrides` (None values ignored)."""
+    cfg = base or TrainConfig()
+    if path:
+        data = read_mapping(path)
+        names = {f.name for f in dataclasses.fields(TrainConfig)}
+        known = {k: v for k, v in data.items() if k in names and k not in ("grpo", "lora", "sft")}
+        grpo = dict(data.get("grpo") or {})
+        grpo.update({k: v for k, v in data.items() if k not in names})
+        cfg = cfg.replace(**known)
+        cfg = dataclasses.replace(
+            cfg,
+            grpo={**cfg.grpo, **grpo},
+            lora={**cfg.lora, **(data.get("lora") or {})},
+            sft={**cfg.sft, **(data.get("sft") or {})},
+        )
+    return cfg.replace(**overrides)
+
+
+def _check_kwargs(cls: type, kwargs: dict[str, Any], what: str) -> None:
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise ValueError(f"unknown {what} option(s): {', '.join(unknown)}")
+
+
+def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | None = None) -> Any:
+    from trl import GRPOConfig
+
+    kwargs: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "max_steps": cfg.steps,
+        "num_generations": cfg.num_generations,
+        "per_device_train_batch_size": cfg.num_generations * cfg.prompts_per_step,
+        "gradient_accumulation_steps": 1,
+        "learning_rate": cfg.learning_rate,
+        "temperature": cfg.temperature,
+        "max_completion_length": cfg.max_completion_length,
+        "max_tool_calling_iterations": cfg.max_tool_calling_iterations or max_turns,
+        "logging_steps": cfg.logging_steps,
+        "save_strategy": "no",
+        "report_to": "none",
+        "seed": cfg.seed,
+        "bf16": False,
+        "disable_tqdm": True,
+    }
+    _check_kwargs(GRPOConfig, cfg.grpo, "GRPOConfig")
+    kwargs.update(cfg.grpo)
+    return GRPOConfig(**kwargs)
+
+
+def make_lora_config(cfg: TrainConfig) -> Any:
+    from peft import LoraConfig
+
+    kwargs: dict[str, Any] = {
+        "r": cfg.lora_r,
+        "lora_alpha": cfg.lora_alpha,
+        "lora_dropout": cfg.lora_dropout,
+        "target_modules": cfg.target_modules,
+        "task_type": "CAUSAL_LM",
+    }
+    _check_kwargs(LoraConfig, cfg.lora, "LoraConfig")
+    kwargs.update(cfg.lora)
+    return LoraConfig(**kwargs)
+
+
+def make_sft_config(cfg: TrainConfig, output_dir: str | Path) -> Any:
+    from trl import SFTConfig
+
+    kwargs: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "num_train_epochs": cfg.sft_epochs,
+        "per_device_train_batch_size": cfg.sft_batch_size,
+        "learning_rate": cfg.sft_learning_rate,
+        "logging_steps": cfg.logging_steps,
+        "save_strategy": "no",
+        "report_to": "none",
+        "seed": cfg.seed,
+        "bf16": False,
+        "max_length": 4096,
+        "disable_tqdm": True,
+    }
+    _check_kwargs(SFTConfig, cfg.sft, "SFTConfig")
+    kwargs.update(cfg.sft)
+    return SFTConfig(**kwargs)

@@ -1,0 +1,213 @@
+"""GRPO + LoRA training of one adapter per capability against a registered env, through the TRL bridge."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
+from adapters_train.models import LoadedModel, resolve_model, save_adapter
+
+
+@dataclass
+class TrainResult:
+    env_id: str
+    adapter_dir: Path | None
+    steps: int
+    final_reward: float | None
+    rewards: list[float] = field(default_factory=list)
+    informative: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    sft_dir: Path | None = None
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def group_signal_callback() -> Any:
+    """A TrainerCallback that prints, per logged step, the mean reward and the share of GRPO groups whose rewards
+    differ (the only groups that carry a gradient), and warns when no group does: a run without signal shows at once."""
+    from transformers import TrainerCallback
+
+    class GroupSignalCallback(TrainerCallback):
+        def __init__(self) -> None:
+            self.rewards: list[float] = []
+            self.informative: list[float] = []
+            self.steps: list[int] = []
+            self._dead = 0
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            if not logs or "frac_reward_zero_std" not in logs:
+                return
+            share = 1.0 - float(logs["frac_reward_zero_std"])
+            reward = float(logs.get("reward", float("nan")))
+            logs["groups/informative_share"] = share
+            if state.log_history and state.log_history[-1].get("frac_reward_zero_std") == logs["frac_reward_zero_std"]:
+                state.log_history[-1]["groups/informative_share"] = share
+            self.rewards.append(reward)
+            self.informative.append(share)
+            self.steps.append(int(state.global_step))
+            _log(f"[grpo] step {state.global_step}: reward {reward:.3f}  informative groups {share:.0%}")
+            self._dead = self._dead + 1 if share == 0.0 else 0
+            if self._dead in (3, 20):
+                _log(
+                    f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
+                    "Warm start (--warm-start), raise the env's hint_rate or lower its difficulty (trace-envs calibrate)."
+                )
+
+    return GroupSignalCallback()
+
+
+def env_info(env_id: str) -> dict[str, Any]:
+    import gymnasium as gym
+
+    import trace_envs  # noqa: F401
+
+    env = gym.make(env_id)
+    base = env.unwrapped
+    cap = base.capability
+    info = {
+        "env_id": env_id,
+        "capability": cap.name,
+        "family": cap.family,
+        "spec_hash": cap.spec_hash,
+        "max_turns": int(getattr(base, "max_turns", 16)),
+    }
+    env.close()
+    return info
+
+
+def adapter_dir_for(cfg: TrainConfig, env_id: str) -> Path:
+    return Path(cfg.out) / env_id.split("/")[-1]
+
+
+def train_grpo(
+    cfg: TrainConfig,
+    *,
+    loaded: LoadedModel | None = None,
+    init_adapter: str | Path | None = None,
+    trainer_cls: type | None = None,
+    callbacks: list[Any] | None = None,
+    adapter_dir: str | Path | None = None,
+    save: bool = True,
+) -> TrainResult:
+    """Train one LoRA adapter on `cfg.env_id` with GRPO; save it (PEFT format + model card) under
+    `adapter_dir` (default `cfg.out/<capability>`). With `cfg.warm_start`, an SFT warm start on oracle episodes runs
+    first and GRPO continues its adapter."""
+    from trl import GRPOTrainer
+
+    from trace_envs.integrations.trl import bridge_class, build_dataset
+
+    t0 = time.perf_counter()
+    info = env_info(cfg.env_id)
+    target = Path(adapter_dir) if adapter_dir else adapter_dir_for(cfg, cfg.env_id)
+    loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
+    sft_dir = None
+    if cfg.warm_start and init_adapter is None:
+        from adapters_train.sft import train_sft
+
+        sft_dir = target.parent / f"{target.name}-sft"
+        train_sft(cfg, loaded=loaded, adapter_dir=sft_dir)
+        loaded = resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
+        init_adapter = sft_dir
+    model: Any = loaded.model
+    peft_config = None
+    if init_adapter is not None:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
+    else:
+        peft_config = make_lora_config(cfg)
+
+    n_prompts = max(cfg.steps * cfg.prompts_per_step, 1)
+    seeds = range(cfg.train_seed_start, cfg.train_seed_start + n_prompts)
+    factory = bridge_class(cfg.env_id, user_tool=cfg.user_tool)
+    dataset = build_dataset(cfg.env_id, seeds, user_tool=cfg.user_tool)
+    signal = group_signal_callback()
+    with tempfile.TemporaryDirectory(prefix="trace-grpo-") as tmp:
+        args = make_grpo_config(cfg, cfg.grpo.get("output_dir", tmp), max_turns=info["max_turns"])
+        trainer = (trainer_cls or GRPOTrainer)(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            processing_class=loaded.tokenizer,
+            peft_config=peft_config,
+            environment_factory=factory,
+            callbacks=[signal, *(callbacks or [])],
+        )
+        trainer.train()
+        final = _final_reward(signal.rewards)
+        meta = {
+            **{k: v for k, v in info.items() if k != "max_turns"},
+            "method": "grpo+sft" if sft_dir or init_adapter else "grpo",
+            "base_model": loaded.name,
+            "steps": int(trainer.state.global_step),
+            "final_reward": final,
+            "num_generations": args.num_generations,
+            "learning_rate": args.learning_rate,
+            "lora_r": cfg.lora.get("r", cfg.lora_r),
+            "target_modules": cfg.lora.get("target_modules", cfg.target_modules),
+            "warm_start": str(init_adapter) if init_adapter else None,
+            "informative_group_share": (sum(signal.informative) / len(signal.informative)) if signal.informative else None,
+            "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        out = save_adapter(trainer.model, loaded.tokenizer, target, meta) if save else None
+        steps = int(trainer.state.global_step)
+    return TrainResult(
+        env_id=cfg.env_id,
+        adapter_dir=out,
+        steps=steps,
+        final_reward=final,
+        rewards=list(signal.rewards),
+        informative=list(signal.informative),
+        seconds=time.perf_counter() - t0,
+        sft_dir=sft_dir,
+    )
+
+
+def _final_reward(rewards: list[float], window: int = 5) -> float | None:
+    tail = [r for r in rewards[-window:] if r == r]
+    return round(sum(tail) / len(tail), 4) if tail else None
+
+
+def registered_envs(prefix: str = "trace/") -> list[str]:
+    import gymnasium as gym
+
+    import trace_envs  # noqa: F401
+
+    return sorted(k for k in gym.registry if k.startswith(prefix))
+
+
+def train_all(cfg: TrainConfig, env_ids: list[str] | None = None, **kwargs: Any) -> list[TrainResult]:
+    """One adapter per capability: every registered `trace/*` env (or `env_ids`)."""
+    results = []
+    for env_id in env_ids or registered_envs():
+        _log(f"[grpo] training {env_id}")
+        results.append(train_grpo(cfg.replace(env_id=env_id), **kwargs))
+    return results
+
+
+
+
+def scripted_trainer_class(script: Callable[[str, int], str], base: type | None = None) -> type:
+    """A GRPOTrainer whose generation is replaced by `script(prompt_text, index) -> completion text` (the way TRL's
+    own tests stand in for a model that cannot yet earn reward): everything else, the bridge, the tool loop, rewards,
+    advantages, the LoRA update, runs for real."""
+    from trl import GRPOTrainer
+
+    class ScriptedGRPOTrainer(base or GRPOTrainer):  # type: ignore[misc, valid-type]
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+            tok = self._tokenizer
+            out = []
+            for i, ids in enumerate(prompt_ids):
+                text = tok.decode(list(ids), skip_special_tokens=False)
+                out.append(tok(script(text, i), add_special_tokens=False)["input_ids"])
+            return out, None
+
+    return ScriptedGRPOTrainer

@@ -1,0 +1,348 @@
+"""`trace-envs run`: the whole TRACE pipeline into one output folder, resumable.
+
+    inspect -> mine -> generate -> check -> train -> eval -> route
+
+Each stage writes its outputs under OUT/<stage>/ and, last, a `.done.json` recording a fingerprint of what it was
+computed from (input files, options, upstream outputs). A rerun skips every stage whose fingerprint still matches, so an
+interrupted run resumes where it stopped; change an option and that stage and the ones after it run again. This module
+sits on top of every layer (it is the only one that imports them all), as the CLI does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from trace_envs.atomic import write_text_atomic
+
+STAGES = ("inspect", "mine", "generate", "check", "train", "eval", "route")
+PLANTED = "planted"
+
+
+class RunConfig(BaseModel):
+    """Everything `trace-envs run` does, as data (flags or a YAML/JSON `--config` file)."""
+
+    inputs: list[str] = Field(default_factory=lambda: [PLANTED], description="Run files/dirs/globs, or 'planted'.")
+    out: str = "runs/trace"
+    planted_runs: int = Field(default=2000, ge=100, description="Size of the embedded planted-deficit data set.")
+    planted_seed: int = 0
+    skip_invalid: bool = False
+    # mining
+    llm: str | None = Field(default=None, description="PROVIDER:MODEL for the LLM proposer; offline when unset.")
+    base_url: str | None = None
+    rho: float = 0.10
+    delta: float = 0.20
+    k: int = 8
+    n: int = 10
+    max_capabilities: int | None = Field(default=None, ge=1, description="Train only the top ones by Delta.")
+    # training
+    model: str = Field(default="auto", description="auto (smollm2 when fetched, else tiny), tiny, smollm2, a path, a hub id.")
+    steps: int = Field(default=8, ge=1, description="GRPO steps per capability.")
+    num_generations: int = Field(default=4, ge=2)
+    learning_rate: float = 5e-5
+    max_completion_length: int = 256
+    warm_start: bool = True
+    sft_episodes: int = 16
+    sft_epochs: float = 1.0
+    train_config: str | None = Field(default=None, description="A TrainConfig file (every TRL option).")
+    # evaluation and routing
+    eval_episodes: int = Field(default=6, ge=1)
+    eval_max_new_tokens: int = 128
+    route_tasks: int = 300
+    route_method: Literal["lexical"] = "lexical"
+
+
+class StageResult(BaseModel):
+    stage: str
+    skipped: bool
+    seconds: float
+    summary: str
+
+
+def resolve_auto_model(model: str) -> tuple[str, str]:
+    """The model to train, and why: `auto` takes smollm2 when its weights are already fetched, else `tiny`."""
+    if model != "auto":
+        return model, f"{model} (as asked)"
+    from adapters_train.models import SMOLLM2_FILE, cache_dir
+
+    if (cache_dir() / "smollm2" / SMOLLM2_FILE).is_file():
+        return "smollm2", "smollm2 (SmolLM2-135M-Instruct, fetched with `make model`)"
+    return "tiny", "tiny (a tiny random model; run `make model` to train SmolLM2-135M-Instruct instead)"
+
+
+def _hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _file_stamp(paths: list[Path]) -> list[tuple[str, int, int]]:
+    return [(str(p), p.stat().st_size, int(p.stat().st_mtime)) for p in paths]
+
+
+class Pipeline:
+    """Runs the stages in order; `progress(stage_index, stage_name, message)` is told as each starts."""
+
+    def __init__(self, config: RunConfig, progress: Callable[[int, str, str], None] | None = None):
+        self.cfg = config
+        self.out = Path(config.out)
+        self.progress = progress or (lambda i, s, m: None)
+        self.results: list[StageResult] = []
+        self.model, self.model_note = resolve_auto_model(config.model)
+
+    # ---- bookkeeping ---------------------------------------------------------------------------------------------
+    def _done_file(self, stage: str) -> Path:
+        return self.out / stage / ".done.json"
+
+    def _fresh(self, stage: str, fingerprint: str) -> bool:
+        f = self._done_file(stage)
+        try:
+            return json.loads(f.read_text()).get("fingerprint") == fingerprint
+        except (OSError, ValueError):
+            return False
+
+    def _finish(self, stage: str, fingerprint: str, summary: str) -> None:
+        write_text_atomic(self._done_file(stage), json.dumps({"fingerprint": fingerprint, "summary": summary}) + "\n")
+
+    def _stage(self, index: int, stage: str, fingerprint: str, fn: Callable[[], str]) -> str:
+        t0 = time.perf_counter()
+        if self._fresh(stage, fingerprint):
+            summary = json.loads(self._done_file(stage).read_text()).get("summary", "")
+            self.progress(index, stage, f"{stage}: up to date, skipped")
+            self.results.append(StageResult(stage=stage, skipped=True, seconds=0.0, summary=summary))
+            return fingerprint
+        self.progress(index, stage, f"{stage}: running")
+        (self.out / stage).mkdir(parents=True, exist_ok=True)
+        summary = fn()
+        self._finish(stage, fingerprint, summary)
+        self.results.append(StageResult(stage=stage, skipped=False, seconds=time.perf_counter() - t0, summary=summary))
+        return fingerprint
+
+    # ---- data ------------------------------------------------------------------------------------------------------
+    def input_files(self) -> list[Path]:
+        if self.cfg.inputs == [PLANTED]:
+            path = self.out / "data" / "planted.jsonl"
+            if not path.is_file():
+                from trace_envs.datasets.planted import generate_planted, write_jsonl
+
+                write_jsonl(generate_planted(self.cfg.planted_runs, self.cfg.planted_seed), path)
+            return [path]
+        from trace_envs.trajectories.loaders import expand_paths
+
+        return [path for path, _ in expand_paths(self.cfg.inputs)]
+
+    def load(self):
+        from trace_envs.trajectories.loaders import load_runs
+
+        if not hasattr(self, "_runs"):
+            sources = self.input_files() if self.cfg.inputs == [PLANTED] else self.cfg.inputs
+            self._runs = load_runs(sources, skip_invalid=self.cfg.skip_invalid)
+        return self._runs
+
+    def specs(self) -> list[Any]:
+        from trace_envs.spec.io import load_specs
+
+        specs = load_specs(self.out / "mine" / "capabilities.json")
+        return specs[: self.cfg.max_capabilities] if self.cfg.max_capabilities else specs
+
+    def env_ids(self) -> list[str]:
+        return [f"trace/{s.name}" for s in self.specs() if (self.out / "envs" / s.name / "env.py").is_file()]
+
+    def register_envs(self) -> None:
+        from trace_envs.registry import register_all
+
+        folder = str((self.out / "envs").resolve())
+        paths = [p for p in os.environ.get("TRACE_ENVS_PATH", "").split(os.pathsep) if p]
+        if folder not in paths:
+            os.environ["TRACE_ENVS_PATH"] = os.pathsep.join([*paths, folder])
+        register_all()
+
+    # ---- stages ----------------------------------------------------------------------------------------------------
+    def run(self) -> list[StageResult]:
+        cfg = self.cfg
+        files = self.input_files()
+        fp = _hash({"files": _file_stamp(files), "skip_invalid": cfg.skip_invalid})
+        fp = self._stage(0, "inspect", fp, self.stage_inspect)
+        mine_opts = cfg.model_dump(include={"llm", "base_url", "rho", "delta", "k", "n"})
+        fp = self._stage(1, "mine", _hash([fp, mine_opts]), self.stage_mine)
+        caps = (self.out / "mine" / "capabilities.json").read_bytes()
+        fp = self._stage(2, "generate", _hash([fp, hashlib.sha256(caps).hexdigest(), cfg.max_capabilities]), self.stage_generate)
+        self.register_envs()
+        fp = self._stage(3, "check", fp, self.stage_check)
+        train_opts = cfg.model_dump(
+            include={"steps", "num_generations", "learning_rate", "max_completion_length", "warm_start", "sft_episodes",
+                     "sft_epochs", "train_config"}
+        )
+        fp = self._stage(4, "train", _hash([fp, self.model, train_opts]), self.stage_train)
+        fp = self._stage(5, "eval", _hash([fp, cfg.eval_episodes, cfg.eval_max_new_tokens]), self.stage_eval)
+        self._stage(6, "route", _hash([fp, cfg.route_tasks, cfg.route_method]), self.stage_route)
+        return self.results
+
+    def stage_inspect(self) -> str:
+        from trace_envs.trajectories.loaders import summarize
+        from trace_envs.trajectories.profile import build_profile
+
+        loaded = self.load()
+        summary = summarize(loaded.runs)
+        profile = build_profile(loaded.runs)
+        doc = {**summary, "skipped": len(loaded.skipped), "tools": {n: {"calls": t.calls, "kind": t.kind} for n, t in profile.tools.items()}}
+        write_text_atomic(self.out / "inspect" / "summary.json", json.dumps(doc, indent=2, default=str) + "\n")
+        return f"{summary['runs']} runs ({summary['passed']} passed, {summary['failed']} failed), {len(profile.tools)} tools"
+
+    def stage_mine(self) -> str:
+        from trace_envs.mining.pipeline import MineOptions, mine
+        from trace_envs.mining.report import write_outputs
+
+        llm = None
+        if self.cfg.llm:
+            from trace_envs.mining.llm import LLMClient
+
+            llm = LLMClient(self.cfg.llm, base_url=self.cfg.base_url)
+        opts = MineOptions(rho=self.cfg.rho, delta=self.cfg.delta, k=self.cfg.k, n=self.cfg.n)
+        result = mine(self.load().runs, options=opts, llm=llm)
+        write_outputs(result, self.out / "mine")
+        return f"{len(result.candidates)} candidates, {len(result.capabilities)} kept"
+
+    def stage_generate(self) -> str:
+        from trace_envs.generate.publish import generate_one
+
+        results = [generate_one(spec, self.out / "envs") for spec in self.specs()]
+        doc = [r.model_dump(mode="json") for r in results]
+        write_text_atomic(self.out / "generate" / "results.json", json.dumps(doc, indent=2) + "\n")
+        failed = [r.name for r in results if not r.published]
+        return f"{len(results) - len(failed)} of {len(results)} envs published" + (f"; failed: {failed}" if failed else "")
+
+    def stage_check(self) -> str:
+        from trace_envs.generate.validate import report_dict, validate_env
+        from trace_envs.registry import load_env_class
+
+        reports = {}
+        for env_id in self.env_ids():
+            name = env_id.split("/", 1)[1]
+            cls = load_env_class(str(self.out / "envs" / name / "env.py"))
+            reports[env_id] = report_dict(validate_env(cls))
+        write_text_atomic(self.out / "check" / "report.json", json.dumps(reports, indent=2) + "\n")
+        ok = sum(r["ok"] for r in reports.values())
+        return f"{ok} of {len(reports)} envs pass"
+
+    def train_config(self, env_id: str) -> Any:
+        from adapters_train.config import load_config
+
+        cfg = self.cfg
+        return load_config(
+            cfg.train_config,
+            env_id=env_id,
+            model=self.model,
+            out=str(self.out / "adapters"),
+            steps=cfg.steps,
+            num_generations=cfg.num_generations,
+            learning_rate=cfg.learning_rate,
+            max_completion_length=cfg.max_completion_length,
+            warm_start=cfg.warm_start,
+            sft_episodes=cfg.sft_episodes,
+            sft_epochs=cfg.sft_epochs,
+        )
+
+    def stage_train(self) -> str:
+        from adapters_train.grpo import train_grpo
+
+        lines = []
+        for env_id in self.env_ids():
+            result = train_grpo(self.train_config(env_id))
+            lines.append(f"{env_id}: {result.steps} steps, final reward {result.final_reward}")
+        return f"{len(lines)} adapters trained with {self.model}"
+
+    def adapter_dir(self, env_id: str) -> Path:
+        return self.out / "adapters" / env_id.split("/", 1)[1]
+
+    def stage_eval(self) -> str:
+        from adapters_train.evaluate import evaluate
+
+        doc = {}
+        for env_id in self.env_ids():
+            kw = {"max_new_tokens": self.cfg.eval_max_new_tokens}
+            before = evaluate(env_id, f"hf:{self.model}", episodes=self.cfg.eval_episodes, **kw)
+            after = evaluate(env_id, f"hf:{self.model}+{self.adapter_dir(env_id)}", episodes=self.cfg.eval_episodes, **kw)
+            doc[env_id] = {"before": before.to_dict(), "after": after.to_dict()}
+        write_text_atomic(self.out / "eval" / "report.json", json.dumps(doc, indent=2, default=str) + "\n")
+        return f"{len(doc)} envs evaluated on {self.cfg.eval_episodes} held-out seeds, before and after training"
+
+    def stage_route(self) -> str:
+        from trace_envs.routing import RouterIndex, accuracy, candidates_from_specs, save_index, uncovered_openings
+        from trace_envs.spec.io import load_specs
+
+        runs = self.load().runs
+        specs = self.specs()
+        others = load_specs(self.out / "mine" / "capabilities.json")[len(specs):]
+        openings = {r.run_id: r.first_user_message() for r in runs}
+        adapters = {s.name: str(self.adapter_dir(f"trace/{s.name}")) for s in specs}
+        index = RouterIndex(
+            candidates=candidates_from_specs(specs, openings, adapters),
+            none_examples=uncovered_openings(specs, others, openings),
+        )
+        save_index(index, self.out / "adapters")
+        router = index.router()
+        if self.cfg.inputs == [PLANTED]:
+            from trace_envs.routing_eval import planted_tasks
+
+            tasks = planted_tasks(specs, self.cfg.route_tasks, seed=self.cfg.planted_seed + 1_000)
+            how = f"{len(tasks)} fresh planted tasks"
+        else:  # no held-out truth in user data: the failed runs that lacked each capability (in-sample)
+            tasks = [(openings[rid], {s.name}) for s in specs for rid in s.evidence.lacking_failed if rid in openings]
+            how = f"{len(tasks)} mined failing runs (in-sample)"
+        acc = accuracy(router, tasks)
+        write_text_atomic(
+            self.out / "route" / "report.json",
+            json.dumps({"method": "lexical", "accuracy": acc, "tasks": len(tasks), "on": how}, indent=2) + "\n",
+        )
+        return f"lexical router accuracy {acc:.3f} on {how}"
+
+    # ---- the final table ----------------------------------------------------------------------------------------------
+    def final_rows(self) -> list[dict[str, Any]]:
+        checks = _read_json(self.out / "check" / "report.json") or {}
+        evals = _read_json(self.out / "eval" / "report.json") or {}
+        rows = []
+        for spec in self.specs():
+            env_id = f"trace/{spec.name}"
+            check = checks.get(env_id, {})
+            ev = evals.get(env_id, {})
+            rows.append(
+                {
+                    "capability": spec.name,
+                    "family": spec.family,
+                    "cov": spec.evidence.cov,
+                    "delta": spec.evidence.delta,
+                    "check": "pass" if check.get("ok") else ("fail" if check else "-"),
+                    "reward_before": ev.get("before", {}).get("mean_reward"),
+                    "reward_after": ev.get("after", {}).get("mean_reward"),
+                    "success_before": ev.get("before", {}).get("success_rate"),
+                    "success_after": ev.get("after", {}).get("success_rate"),
+                }
+            )
+        return rows
+
+    def router_accuracy(self) -> dict[str, Any] | None:
+        return _read_json(self.out / "route" / "report.json")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def load_run_config(path: str | Path | None, **overrides: Any) -> RunConfig:
+    """A RunConfig from a YAML/JSON file, with command-line overrides (None means: keep the file's value)."""
+    data: dict[str, Any] = {}
+    if path:
+        from adapters_train.config import read_mapping
+
+        data = read_mapping(path)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return RunConfig.model_validate(data)

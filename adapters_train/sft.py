@@ -1,0 +1,102 @@
+"""SFT warm start: the env's oracle episodes, replayed through the TRL bridge (so they have exactly the form GRPO
+rollouts take: tool calls, `send_message_to_user`, a final plain message), trained into a LoRA with TRL's SFTTrainer.
+The loss covers the assistant turns only (tool results and user replies are masked)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from adapters_train.config import TrainConfig, make_lora_config, make_sft_config
+from adapters_train.models import LoadedModel, resolve_model, save_adapter
+
+
+def _ids(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], gen: bool) -> list[int]:
+    out = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=gen, tokenize=True, return_dict=False)
+    return list(out)
+
+
+def tokenize_conversation(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """`input_ids` of the whole conversation and `assistant_masks` (1 on the tokens of each assistant turn), from the
+    chat template's own rendering of every prefix (the template must be prefix-preserving, as TRL requires too)."""
+    full = _ids(tokenizer, messages, tools, gen=False)
+    mask = [0] * len(full)
+    for j, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        start = len(_ids(tokenizer, messages[:j], tools, gen=True))
+        end = len(_ids(tokenizer, messages[: j + 1], tools, gen=False))
+        if full[:end][:start] != _ids(tokenizer, messages[:j], tools, gen=True)[:start]:
+            raise ValueError("the chat template is not prefix-preserving; cannot mask assistant turns")
+        for i in range(start, min(end, len(full))):
+            mask[i] = 1
+    return {"input_ids": full, "assistant_masks": mask}
+
+
+def oracle_sft_dataset(env_id: str, seeds: Iterable[int], tokenizer: Any, *, user_tool: bool = True) -> Any:
+    """Tokenized SFT rows (`input_ids`, `assistant_masks`) from the oracle episodes at `seeds`; only episodes whose
+    replay through the bridge scores 1.0 are kept."""
+    from datasets import Dataset
+
+    from trace_envs.integrations.trl import bridge_class, oracle_conversation
+
+    cls = bridge_class(env_id, user_tool=user_tool)
+    rows = []
+    for seed in seeds:
+        conv = oracle_conversation(env_id, int(seed), factory=cls, user_tool=user_tool)
+        if conv["reward"] < 1.0:
+            continue
+        rows.append(tokenize_conversation(tokenizer, conv["messages"], conv["tools"]))
+    if not rows:
+        raise RuntimeError(f"{env_id}: no oracle episode scored 1.0 through the bridge; nothing to warm-start on")
+    return Dataset.from_list(rows)
+
+
+def train_sft(
+    cfg: TrainConfig,
+    *,
+    loaded: LoadedModel | None = None,
+    adapter_dir: str | Path | None = None,
+    seeds: Iterable[int] | None = None,
+) -> Path:
+    """Train a LoRA on oracle episodes of `cfg.env_id` and save it (PEFT format + card) atomically."""
+    from trl import SFTTrainer
+
+    from adapters_train.grpo import env_info
+
+    t0 = time.perf_counter()
+    info = env_info(cfg.env_id)
+    loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
+    # Warm-start seeds sit above the GRPO seeds and below the held-out eval seeds.
+    seeds = seeds if seeds is not None else range(500_000, 500_000 + cfg.sft_episodes)
+    dataset = oracle_sft_dataset(cfg.env_id, seeds, loaded.tokenizer, user_tool=cfg.user_tool)
+    target = Path(adapter_dir) if adapter_dir else Path(cfg.out) / f"{cfg.env_id.split('/')[-1]}-sft"
+    with tempfile.TemporaryDirectory(prefix="trace-sft-") as tmp:
+        trainer = SFTTrainer(
+            model=loaded.model,
+            args=make_sft_config(cfg, tmp),
+            train_dataset=dataset,
+            processing_class=loaded.tokenizer,
+            peft_config=make_lora_config(cfg),
+        )
+        trainer.train()
+        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+        meta = {
+            **{k: v for k, v in info.items() if k != "max_turns"},
+            "method": "sft",
+            "base_model": loaded.name,
+            "steps": int(trainer.state.global_step),
+            "episodes": len(dataset),
+            "final_loss": round(float(losses[-1]), 4) if losses else None,
+            "final_reward": None,
+            "lora_r": cfg.lora.get("r", cfg.lora_r),
+            "target_modules": cfg.lora.get("target_modules", cfg.target_modules),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        out = save_adapter(trainer.model, loaded.tokenizer, target, meta)
+    # SFTTrainer wrapped the base model in place; unload so the caller's model is clean again.
+    return out

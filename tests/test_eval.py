@@ -1,0 +1,122 @@
+"""Evaluation and calibration: scripted policies on generated envs through the CLI, pass@k, verdicts, model policies."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+gym = pytest.importorskip("gymnasium")
+
+import trace_envs  # noqa: E402,F401
+from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
+from adapters_train.evaluate import EpisodeResult, OpenAIPolicy, evaluate, pass_at_k, random_value  # noqa: E402
+from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
+
+register_toy()
+GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))
+ENVS = GENERATED or [TOY_ENV_ID]
+
+
+def _cli(*args: str):
+    from typer.testing import CliRunner
+
+    from trace_envs.cli import _load_commands, app
+
+    _load_commands()
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_cli_eval_oracle_succeeds_and_random_fails(env_id: str) -> None:
+    res = _cli("eval", env_id, "--policy", "scripted:oracle", "--episodes", "20", "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["success_rate"] == 1.0 and report["mean_reward"] == 1.0 and report["pass_at"]["pass@1"] == 1.0
+    assert report["clauses"]
+    res = _cli("eval", env_id, "--policy", "scripted:random", "--episodes", "20", "--json")
+    assert json.loads(res.stdout)["mean_reward"] < 0.2
+    res = _cli("eval", env_id, "--policy", "scripted:passive", "--episodes", "10")
+    assert res.exit_code == 0 and "success_rate: 0.000" in res.stdout
+
+
+def test_eval_is_deterministic_on_fixed_seeds_and_offsets() -> None:
+    a = evaluate(TOY_ENV_ID, "scripted:random", 10, samples=2, seed_offset=5)
+    b = evaluate(TOY_ENV_ID, "scripted:random", 10, samples=2, seed_offset=5)
+    assert [r.reward for r in a.results] == [r.reward for r in b.results]
+    assert sorted({r.seed for r in a.results}) == list(range(5, 15))
+    assert set(a.pass_at) == {"pass@1", "pass@2"}
+
+
+def test_pass_at_k_unbiased() -> None:
+    assert pass_at_k(4, 0, 1) == 0.0
+    assert pass_at_k(4, 4, 4) == 1.0
+    assert pass_at_k(4, 1, 1) == pytest.approx(0.25)
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
+    assert pass_at_k(16, 2, 8) == pytest.approx(1 - (14 * 13 * 12 * 11 * 10 * 9 * 8 * 7) / (16 * 15 * 14 * 13 * 12 * 11 * 10 * 9))
+    with pytest.raises(ValueError):
+        pass_at_k(2, 1, 4)
+
+
+def test_random_values_have_the_schema_types() -> None:
+    import random
+
+    rng = random.Random(0)
+    for _ in range(50):
+        assert isinstance(random_value({"type": "integer"}, rng), int)
+        assert isinstance(random_value({"type": "number"}, rng), float)
+        assert isinstance(random_value({"type": "boolean"}, rng), bool)
+        assert random_value({"type": "string", "enum": ["x", "y"]}, rng) in ("x", "y")
+        assert all(isinstance(v, str) for v in random_value({"type": "array", "items": {"type": "string"}}, rng))
+
+
+def _group(seed: int, rewards: list[float]) -> list[EpisodeResult]:
+    return [EpisodeResult(seed, j, r, r == 1.0) for j, r in enumerate(rewards)]
+
+
+def test_calibration_statistics_and_verdicts() -> None:
+    results = _group(0, [1, 1, 1, 1]) + _group(1, [0, 0, 0, 0]) + _group(2, [1, 0, 0.5, 0]) + _group(3, [0.5] * 4)
+    rep = summarize_groups("trace/x", "p", results, 4)
+    assert rep.share_all_success == 0.25 and rep.share_all_zero == 0.25
+    assert rep.share_constant == 0.75 and rep.share_informative == 0.25
+    assert rep.pass_at["pass@1"] == pytest.approx((1 + 0 + 0.25 + 0) / 4)
+    assert rep.verdict == "trainable"
+    assert verdict_for(1.0, 0.0, 1.0, 0.0)[0] == "too easy" and "difficulty" in verdict_for(1.0, 0.0, 1.0, 0.0)[1]
+    assert verdict_for(0.0, 0.0, 0.0, 1.0)[0] == "too hard" and "hint_rate" in verdict_for(0.0, 0.0, 0.0, 1.0)[1]
+
+
+def test_cli_calibrate_scripted() -> None:
+    res = _cli("calibrate", ENVS[0], "--policy", "scripted:random", "--groups", "3", "--k", "4", "--json")
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    assert rep["verdict"] == "too hard" and rep["share_all_zero"] == 1.0 and "pass@4" in rep["pass_at"]
+    res = _cli("calibrate", ENVS[0], "--policy", "scripted:oracle", "--groups", "2", "--k", "2")
+    assert "verdict: too easy" in res.stdout
+
+
+@pytest.mark.slow
+def test_hf_tiny_policy_runs_through_the_bridge() -> None:
+    pytest.importorskip("trl")
+    rep = evaluate(TOY_ENV_ID, "hf:tiny", 2, samples=2, temperature=1.0, max_new_tokens=16)
+    assert len(rep.results) == 4 and 0.0 <= rep.mean_reward <= 1.0
+    assert rep.policy == "hf:tiny"
+
+
+def test_unknown_policy_is_a_clear_error() -> None:
+    res = _cli("eval", TOY_ENV_ID, "--policy", "bogus:x", "--episodes", "1")
+    assert res.exit_code == 2 and "unknown policy" in res.output
+
+
+def test_openai_message_conversion() -> None:
+    msgs = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]},
+        {"role": "tool", "name": "f", "content": "ok"},
+    ]
+    out = OpenAIPolicy._to_openai(msgs)
+    call = out[1]["tool_calls"][0]
+    assert call["function"]["arguments"] == '{"a": 1}' and out[2]["tool_call_id"] == call["id"]
+    assert "name" not in out[2] and out[1]["content"] is None

@@ -1,0 +1,158 @@
+"""GRPO + LoRA through the TRL bridge on CPU with the `tiny` model (scripted completions so that rewards differ inside
+each group, as TRL's own tests stand in for generation), the SFT warm start, saving, configs and the preflight."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+pytest.importorskip("trl")
+pytest.importorskip("peft")
+gym = pytest.importorskip("gymnasium")
+
+import trace_envs  # noqa: E402,F401
+from adapters_train.config import TrainConfig, load_config, make_grpo_config, make_lora_config  # noqa: E402
+from adapters_train.evaluate import OracleScript  # noqa: E402
+from adapters_train.grpo import scripted_trainer_class, train_grpo  # noqa: E402
+from adapters_train.models import ToolTemplateError, build_tiny, prepare_tokenizer, save_adapter  # noqa: E402
+from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
+
+register_toy()
+GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))
+ENV = GENERATED[0] if GENERATED else TOY_ENV_ID
+
+
+def _lora_tensors(path: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(path / "adapter_model.safetensors"))
+
+
+@pytest.mark.slow
+def test_grpo_two_steps_tiny_saves_a_trained_adapter(tmp_path: Path) -> None:
+    import torch
+    from peft import PeftModel
+
+    cfg = TrainConfig(env_id=ENV, model="tiny", out=str(tmp_path), steps=2, num_generations=4, learning_rate=1e-3,
+                      max_completion_length=1024)
+    script = OracleScript(ENV, range(cfg.steps))
+    res = train_grpo(cfg, trainer_cls=scripted_trainer_class(script))
+    assert res.steps == 2
+    assert res.informative == [1.0, 1.0]  # every group mixes oracle and junk completions
+    assert 0.0 < res.final_reward < 1.0
+    out = res.adapter_dir
+    assert out == tmp_path / ENV.split("/")[-1]
+    assert {"adapter_config.json", "adapter_model.safetensors", "README.md", "trace_adapter.json"} <= set(
+        p.name for p in out.iterdir())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp dirs left behind
+    meta = json.loads((out / "trace_adapter.json").read_text())
+    spec_hash = gym.make(ENV).unwrapped.capability.spec_hash
+    assert meta["env_id"] == ENV and meta["spec_hash"] == spec_hash and meta["steps"] == 2
+    card = (out / "README.md").read_text()
+    for needle in (ENV, spec_hash, "| steps | 2 |", f"| final_reward | {res.final_reward} |", "base_model: tiny"):
+        assert needle in card
+    # Reload with PEFT: the LoRA B matrices start at zero; after training they must not be.
+    base = build_tiny().model
+    model = PeftModel.from_pretrained(base, str(out))
+    b = [p for n, p in model.named_parameters() if "lora_B" in n]
+    assert b and any(float(p.abs().max()) > 0 for p in b)
+    saved = _lora_tensors(out)
+    assert any("lora_B" in k and float(v.abs().max()) > 0 for k, v in saved.items())
+    # Every linear layer carries LoRA (target_modules="all-linear", r=16).
+    cfgj = json.loads((out / "adapter_config.json").read_text())
+    assert cfgj["r"] == 16
+    covered = {m.rsplit(".", 1)[-1] for m in cfgj["target_modules"]}
+    assert {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"} <= covered
+    fresh = PeftModel.from_pretrained(build_tiny().model, str(out))
+    x = torch.tensor([[1, 2, 3, 4]])
+    assert not torch.allclose(fresh(x).logits, build_tiny().model(x).logits)
+
+
+@pytest.mark.slow
+def test_sft_warm_start_then_grpo_continues_the_adapter(tmp_path: Path) -> None:
+    from adapters_train.sft import oracle_sft_dataset
+
+    loaded = build_tiny()
+    ds = oracle_sft_dataset(TOY_ENV_ID, range(2), loaded.tokenizer)
+    row = ds[0]
+    masked = loaded.tokenizer.decode([t for t, m in zip(row["input_ids"], row["assistant_masks"]) if m])
+    assert "<tool_call>" in masked and "send_message_to_user" in masked and masked.rstrip().endswith("<|im_end|>")
+    assert "<tool_response>" not in masked and "You are a customer service agent" not in masked
+
+    cfg = TrainConfig(env_id=TOY_ENV_ID, model="tiny", out=str(tmp_path), steps=1, num_generations=2,
+                      learning_rate=1e-3, max_completion_length=1024, warm_start=True, sft_episodes=4, sft_epochs=1)
+    res = train_grpo(cfg, trainer_cls=scripted_trainer_class(OracleScript(TOY_ENV_ID, range(1))))
+    assert res.sft_dir == tmp_path / "confirm_refund-sft"
+    assert json.loads((res.sft_dir / "trace_adapter.json").read_text())["method"] == "sft"
+    meta = json.loads((res.adapter_dir / "trace_adapter.json").read_text())
+    assert meta["method"] == "grpo+sft" and meta["warm_start"] == str(res.sft_dir)
+
+
+def test_save_adapter_is_atomic_and_replaces(tmp_path: Path) -> None:
+    class FakeModel:
+        def __init__(self, boom: bool = False) -> None:
+            self.boom = boom
+
+        def save_pretrained(self, d: Path) -> None:
+            Path(d).mkdir(parents=True)
+            (Path(d) / "adapter_model.safetensors").write_text("w")
+            if self.boom:
+                raise KeyboardInterrupt
+
+    target = tmp_path / "cap"
+    save_adapter(FakeModel(), None, target, {"env_id": "trace/cap", "steps": 1})
+    assert (target / "README.md").is_file()
+    with pytest.raises(KeyboardInterrupt):
+        save_adapter(FakeModel(boom=True), None, target, {"env_id": "trace/cap", "steps": 2})
+    assert json.loads((target / "trace_adapter.json").read_text())["steps"] == 1  # old adapter intact
+    save_adapter(FakeModel(), None, target, {"env_id": "trace/cap", "steps": 3})
+    assert json.loads((target / "trace_adapter.json").read_text())["steps"] == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["cap"]
+
+
+def test_config_file_reaches_every_trl_option(tmp_path: Path) -> None:
+    path = tmp_path / "train.yaml"
+    path.write_text(
+        "steps: 7\nnum_generations: 4\nbeta: 0.04\ngrpo:\n  use_vllm: false\n  vllm_mode: server\n"
+        "  gradient_accumulation_steps: 2\nlora:\n  r: 8\nsft:\n  max_length: 1024\n"
+    )
+    cfg = load_config(path, env_id="trace/x", learning_rate=3e-5, steps=None)
+    assert cfg.steps == 7 and cfg.num_generations == 4 and cfg.learning_rate == 3e-5
+    args = make_grpo_config(cfg, tmp_path / "o", max_turns=12)
+    assert args.beta == 0.04 and args.vllm_mode == "server" and args.gradient_accumulation_steps == 2
+    assert args.max_steps == 7 and args.num_generations == 4 and args.max_tool_calling_iterations == 12
+    assert make_lora_config(cfg).r == 8
+    assert make_lora_config(TrainConfig()).r == 16 and make_lora_config(TrainConfig()).target_modules == "all-linear"
+    (tmp_path / "bad.json").write_text(json.dumps({"grpo": {"not_an_option": 1}}))
+    with pytest.raises(ValueError, match="not_an_option"):
+        make_grpo_config(load_config(tmp_path / "bad.json"), tmp_path / "o")
+
+
+def test_chat_template_preflight() -> None:
+    tok = build_tiny().tokenizer
+    tok.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    tok.response_template = None
+    with pytest.raises(ToolTemplateError, match="--chat-template qwen2_5"):
+        prepare_tokenizer(tok)
+    prepare_tokenizer(tok, chat_template="qwen2_5")
+    assert getattr(tok, "response_template", None) or getattr(tok, "response_schema", None)
+    with pytest.raises(ToolTemplateError, match="unknown chat template"):
+        prepare_tokenizer(tok, chat_template="no_such_template")
+
+
+def test_train_cli_rejects_missing_env() -> None:
+    from typer.testing import CliRunner
+
+    from trace_envs.cli import _load_commands, app
+
+    _load_commands()
+    result = CliRunner().invoke(app, ["train", "trace/does_not_exist", "--model", "tiny"])
+    assert result.exit_code == 2
+    result = CliRunner().invoke(app, ["train"])
+    assert result.exit_code == 2

@@ -1,0 +1,113 @@
+"""`trace-envs run` (the whole pipeline, resumable) and `trace-envs demo` (it, on the embedded planted data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from trace_envs.cli.common import fail
+
+console = Console()
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def execute(config) -> None:
+    from adapters_train.pipeline import STAGES, Pipeline
+
+    pipeline = Pipeline(config)
+    console.print(f"output: {pipeline.out}   model: {pipeline.model_note}")
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} stages"),
+        TimeElapsedColumn(), console=console, transient=False,
+    ) as progress:
+        task = progress.add_task("starting", total=len(STAGES))
+
+        def tell(index: int, stage: str, message: str) -> None:
+            progress.update(task, completed=index, description=message)
+
+        pipeline.progress = tell
+        results = pipeline.run()
+        progress.update(task, completed=len(STAGES), description="done")
+    stages = Table("stage", "status", "seconds", "summary", title="stages")
+    for r in results:
+        stages.add_row(r.stage, "skipped (up to date)" if r.skipped else "ran", f"{r.seconds:.1f}", r.summary)
+    console.print(stages)
+    table = Table(
+        "capability", "family", "Cov", "Delta", "env check", "reward before", "reward after", "success before",
+        "success after", title=f"capabilities (trained with {pipeline.model})",
+    )
+    for row in pipeline.final_rows():
+        table.add_row(
+            row["capability"], row["family"], _fmt(row["cov"]), _fmt(row["delta"]), row["check"],
+            _fmt(row["reward_before"]), _fmt(row["reward_after"]), _fmt(row["success_before"]), _fmt(row["success_after"]),
+        )
+    console.print(table)
+    route = pipeline.router_accuracy()
+    if route:
+        console.print(f"router ({route['method']}): accuracy {route['accuracy']:.3f} on {route['on']}")
+
+
+def run(
+    inputs: Annotated[Optional[list[str]], typer.Argument(help="Run files, folders or globs; default: the planted data set.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML/JSON RunConfig; flags override it.")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Output folder (default runs/trace).")] = None,
+    model: Annotated[Optional[str], typer.Option(help="auto | tiny | smollm2 | a path | a hub id.")] = None,
+    steps: Annotated[Optional[int], typer.Option(help="GRPO steps per capability.")] = None,
+    max_capabilities: Annotated[Optional[int], typer.Option(help="Train only the top N capabilities by Delta.")] = None,
+    eval_episodes: Annotated[Optional[int], typer.Option(help="Held-out seeds per evaluation.")] = None,
+    llm: Annotated[Optional[str], typer.Option(help="PROVIDER:MODEL for LLM mining (offline when unset).")] = None,
+    skip_invalid: Annotated[Optional[bool], typer.Option("--skip-invalid", help="Skip unreadable runs.")] = None,
+) -> None:
+    """Inspect, mine, generate, check, train, eval and route in one output folder.
+
+    A stage whose outputs are up to date (same inputs, same options) is skipped, so an interrupted run resumes.
+    Ends with a table: each capability's Cov and Delta, env check, reward before and after training, and the
+    router's accuracy.
+    """
+    from pydantic import ValidationError
+
+    from adapters_train.pipeline import load_run_config
+
+    try:
+        cfg = load_run_config(
+            config, inputs=inputs or None, out=out, model=model, steps=steps, max_capabilities=max_capabilities,
+            eval_episodes=eval_episodes, llm=llm, skip_invalid=skip_invalid,
+        )
+    except (ValidationError, ValueError, OSError) as exc:
+        raise fail(f"{config or 'options'}: {exc}") from None
+    _guard(lambda: execute(cfg))
+
+
+def demo(
+    out: Annotated[str, typer.Option("--out", "-o", help="Output folder.")] = "runs/demo",
+    model: Annotated[str, typer.Option(help="auto: smollm2 when fetched (`make model`), else tiny.")] = "auto",
+) -> None:
+    """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
+    the top 3 capabilities get an adapter each. Rerun it and finished stages are skipped."""
+    from adapters_train.pipeline import RunConfig
+
+    _guard(lambda: execute(RunConfig(out=out, model=model, max_capabilities=3)))
+
+
+def _guard(fn) -> None:
+    from trace_envs.mining.pipeline import ContrastError
+    from trace_envs.spec.io import SpecError
+    from trace_envs.trajectories.errors import TrajectoryFormatError
+
+    try:
+        fn()
+    except (TrajectoryFormatError, SpecError, ContrastError) as exc:
+        raise fail(str(exc)) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("demo")(demo)
