@@ -123,3 +123,17 @@ def test_step_never_raises_on_odd_actions():
     for action in ["", " ", "\x00\x01", "{", "[]", "[1,2]", "null", '{"name": 5}', "<tool_call>", "x" * 300_000]:
         obs, *_ = env.step(action)
         assert isinstance(obs, str)
+
+
+def test_deeply_nested_arguments_are_an_error_on_every_path():
+    """Parsed actions and direct `call_tool` (the TRL bridge's path) both refuse arguments nested past the bound."""
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    deep: object = "x"
+    for _ in range(200):
+        deep = [deep]
+    result = json.loads(env.unwrapped.call_tool("get_reservation_details", {"reservation_id": deep}))
+    assert "nested more than" in result["error"]
+    obs, *_ = env.step(json.dumps({"name": "get_reservation_details", "arguments": {"reservation_id": deep}}))
+    assert "nested more than" in json.loads(obs)["error"]
+    assert env.unwrapped.score().score == 0.0

@@ -28,10 +28,17 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> Path:
     """Write `data` to a temporary file beside `path`, fsync it, then rename it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an output file reads like any other new file
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -47,7 +54,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
 def staging_dir(target: Path) -> Path:
     """A hidden folder beside `target` to build its new content in (registries skip names starting with '.')."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(folder, 0o777 & ~_umask())  # mkdtemp makes 0700; a published folder reads like any other new folder
+    return folder
 
 
 def swap_in(staging: Path, target: Path) -> None:

@@ -13,6 +13,8 @@ from rich.table import Table
 from trace_envs.cli.common import fail
 
 console = Console()
+if console.width < 150:  # the final table has nine columns; a log file or a narrow terminal still gets it whole
+    console = Console(width=150)
 
 
 def _fmt(value: float | None) -> str:

@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.parse import clean_text, parse_action
 from trace_envs.runtime.scenario import Scenario, ToolError
 from trace_envs.runtime.user import ScriptedUser
@@ -257,6 +258,8 @@ class TraceEnv(gym.Env[str, str]):
         tool = self._tools.get(name)
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
+        if nesting_exceeds(args):
+            return {"error": f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"}, True
         problem = check_arguments(tool, args)
         if problem is not None:
             return {"error": problem}, True

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
+
 MAX_ACTION_CHARS = 200_000
 MAX_CALLS_PER_ACTION = 16
 
@@ -53,6 +55,11 @@ def clean_text(action: Any) -> str:
 def parse_action(action: Any) -> ParsedAction:
     text = clean_text(action)
     stripped = text.strip()
+    if stripped[:1] in "{[" and "<tool_call>" in stripped:
+        # A whole-action JSON call whose argument text mentions the tag is still that call.
+        got = _calls_from_json_text(stripped)
+        if not isinstance(got, str) and got:
+            return _bounded(ParsedAction(calls=got))
     if "<tool_call>" in stripped:
         calls: list[ParsedCall] = []
         for body in _TAG.findall(stripped):
@@ -124,4 +131,7 @@ def _one_call(data: dict[str, Any], call_id: str | None) -> list[ParsedCall] | s
         args = {}
     if not isinstance(args, dict):
         return f"invalid arguments for {name}: expected a JSON object, got {type(args).__name__}"
+    if nesting_exceeds(args):
+        return f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"
     return [ParsedCall(name=name, arguments=args, call_id=call_id)]
+

@@ -20,6 +20,7 @@ from __future__ import annotations
 import glob as _glob
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
+from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.trajectories.errors import TrajectoryFormatError
 from trace_envs.trajectories.models import Run
 
@@ -111,16 +113,13 @@ def _decode_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
     """Arguments as a dict; the flag is False when they could not be decoded to an object."""
     if raw is None or raw == "":
         return {}, True
-    if isinstance(raw, dict):
-        return raw, True
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            raw = json.loads(raw)
         except (ValueError, RecursionError):
             return {}, False
-        if isinstance(value, dict):
-            return value, True
-        return {}, False
+    if isinstance(raw, dict) and not nesting_exceeds(raw):
+        return raw, True
     return {}, False
 
 
@@ -153,6 +152,13 @@ def _validate_run(data: dict[str, Any], where: str) -> Run:
 # joining calls and results (OpenAI-shaped messages)
 
 
+def _id_text(value: Any) -> str | None:
+    """A call id as text: ids of another JSON type (a number, a list...) are compared by their JSON form."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
 class _CallJoiner:
     """Collects tool calls in message order and joins each tool reply to its call.
 
@@ -166,6 +172,7 @@ class _CallJoiner:
         self.bad_arguments: list[str] = []
 
     def add(self, call_id: str | None, name: str, arguments: Any, requestor: str, message_index: int) -> dict:
+        call_id = _id_text(call_id)
         if not call_id:
             call_id = f"call_{len(self.calls)}"
         args, ok = _decode_arguments(arguments)
@@ -185,6 +192,7 @@ class _CallJoiner:
         return call
 
     def reply(self, call_id: str | None, content: Any, error: bool) -> dict | None:
+        call_id = _id_text(call_id)
         pending = self._pending.get(call_id or "")
         if not pending:
             # No id (or an unknown one): the oldest call still waiting for a reply.
@@ -299,6 +307,8 @@ def _ground_truth(actions: Any, where: str, key: str) -> list[dict[str, Any]] | 
             args = {}
         if not isinstance(args, dict):
             raise _RunError(where, f'expected "{key}[{i}]" arguments to be an object, got {_got(args)}')
+        if nesting_exceeds(args):
+            raise _RunError(where, f'"{key}[{i}]" arguments nest more than {MAX_ARGUMENT_DEPTH} levels deep')
         out.append(
             {"name": a["name"], "arguments": args, "requestor": _REQUESTORS.get(a.get("requestor") or "agent", "agent")}
         )
@@ -339,6 +349,8 @@ def _reward_success(reward: Any, success: Any, where: str, reward_key: str = "re
         raise _RunError(where, f'expected "{reward_key}" (a number) or "success" (a boolean), got neither')
     if reward is not None and not _is_number(reward):
         raise _RunError(where, f'expected "{reward_key}" to be a number, got {_got(reward)}')
+    if isinstance(reward, int) and not -1e308 < reward < 1e308:  # float() would raise OverflowError
+        raise _RunError(where, f'expected "{reward_key}" to be a number, got an integer too large for a float')
     if success is not None and not isinstance(success, bool):
         raise _RunError(where, f'expected "success" to be a boolean, got {_got(success)}')
     if reward is None:
@@ -561,7 +573,16 @@ def _read_text(path: Path, display: str) -> str:
         raise TrajectoryFormatError(
             display, None, f"not a text file (invalid UTF-8 at byte {exc.start}); expected JSON or JSONL"
         ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    text = text[1:] if text.startswith("\ufeff") else text
+    # A lone surrogate escape (half of a UTF-16 pair) decodes to a str that cannot be written as UTF-8 again.
+    return _LONE_SURROGATE.sub(r"\\ufffd", text) if "\\u" in text and _SURROGATE.search(text) else text
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def _looks_like_jsonl(text: str) -> bool:
@@ -610,6 +631,10 @@ def _file_records(text: str, display: str) -> tuple[str, Iterable[tuple[str, dic
         raise TrajectoryFormatError(
             display, f"line {exc.lineno} column {exc.colno}", f"invalid JSON ({msg}{hint})"
         ) from None
+    except ValueError as exc:  # not a JSONDecodeError: e.g. an integer literal over the int-string conversion limit
+        if _looks_like_jsonl(text):
+            return "openai-jsonl", _jsonl_records(text, display)
+        raise TrajectoryFormatError(display, None, f"invalid JSON ({exc})") from None
     if isinstance(data, list):
         if not data:
             raise TrajectoryFormatError(display, None, "expected a list of runs, got an empty list")
@@ -653,9 +678,11 @@ def _jsonl_records(text: str, display: str) -> Iterable[tuple[str, Any]]:
         where = f"line {n}"
         try:
             obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError or an over-long integer literal
             col = f" column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else (
+                "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            )
             yield where, _RunError(f"{where}{col}", f"invalid JSON ({msg})")
             continue
         try:

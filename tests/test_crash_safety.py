@@ -1,0 +1,147 @@
+"""Crash safety of `generate`: SIGKILL at random moments never leaves a half-written env.
+
+A child process publishes one spec into a fixed folder again and again (alternating two versions of the spec, so every
+publish really swaps content), or runs the real `trace-envs generate` command, and is killed at a random moment. After
+each kill the env folder is absent (only before the first publish) or a complete env: env.py and spec.json, byte-equal
+to what `generate` renders for one of the two versions, importable, with the same spec hash in env.py's SPEC and in
+spec.json. Nothing visible is left beside it (staging folders are hidden, '.'-prefixed). Once published, the env never
+disappears again. A rerun of `trace-envs generate` completes and publishes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from trace_envs.generate.publish import MODULE_FILE, SPEC_FILE, env_files, generate_one
+from trace_envs.generate.validate import import_module_from
+from trace_envs.spec.io import load_specs
+
+from _reliability import ROOT
+
+SPEC_PATH = ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json"
+TRIALS_LOOP = 8
+TRIALS_CLI = 3
+
+LOOP = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from trace_envs.generate.publish import generate_one
+    from trace_envs.spec.io import load_specs
+
+    spec_path, variant_path, out, validate = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4] == "1"
+    specs = [load_specs(spec_path)[0], load_specs(variant_path)[0]]
+    print("ready", flush=True)
+    i = 0
+    while True:
+        r = generate_one(specs[i % 2], out, validate=validate, seeds=2 if validate else None)
+        assert r.published, r.error
+        i += 1
+    """
+)
+CLI = "import sys; from trace_envs.cli import main; sys.argv[0] = 'trace-envs'; print('ready', flush=True); main()"
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory):
+    if not SPEC_PATH.exists():
+        pytest.skip("example spec missing")
+    base = load_specs(SPEC_PATH)[0].with_hash()
+    variant = base.model_copy(update={"description": base.description + " (variant for the crash test)"}).with_hash()
+    folder = tmp_path_factory.mktemp("specs")
+    variant_path = folder / "variant.json"
+    variant_path.write_text(json.dumps(variant.model_dump(mode="json"), indent=2))
+    return base, variant, variant_path
+
+
+def _assert_consistent(out: Path, name: str, expected: dict[str, dict[str, str]], must_exist: bool) -> bool:
+    """Check the state of `out` after a kill; returns whether the env folder exists."""
+    entries = sorted(os.listdir(out)) if out.exists() else []
+    visible = [e for e in entries if not e.startswith(".")]
+    assert visible in ([], [name]), f"visible leftovers after a kill: {visible}"
+    target = out / name
+    if not target.exists():
+        assert not must_exist, "a published env disappeared after a kill"
+        return False
+    files = sorted(p.name for p in target.iterdir() if p.name != "__pycache__")
+    assert files == sorted([MODULE_FILE, SPEC_FILE]), f"incomplete env folder: {files}"
+    spec_text = (target / SPEC_FILE).read_text()
+    module_text = (target / MODULE_FILE).read_text()
+    spec_hash = json.loads(spec_text)["spec_hash"]
+    assert spec_hash in expected, "spec.json holds neither version of the spec"
+    assert spec_text == expected[spec_hash][SPEC_FILE], "spec.json is not what generate renders (half-written?)"
+    assert module_text == expected[spec_hash][MODULE_FILE], "env.py is not what generate renders (half-written?)"
+    sys.dont_write_bytecode, old = True, sys.dont_write_bytecode
+    try:
+        module = import_module_from(target / MODULE_FILE)
+    finally:
+        sys.dont_write_bytecode = old
+    assert module.SPEC.spec_hash == spec_hash, "env.py and spec.json disagree on the spec hash"
+    assert module.SPEC.compute_hash() == spec_hash
+    return True
+
+
+def _kill_at_random(cmd: list[str], delay: float) -> None:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "ready", proc.stderr.read()[-2000:]
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sigkill_never_leaves_a_half_written_env(specs, tmp_path):
+    base, variant, variant_path = specs
+    expected = {s.spec_hash: env_files(s) for s in (base, variant)}
+    out = tmp_path / "out"
+    rng = random.Random(int(os.environ.get("TRACE_ENVS_CRASH_SEED", time.time_ns() % 2**32)))
+    published = False
+    schedule = ["loop"] * TRIALS_LOOP + ["cli"] * TRIALS_CLI
+    rng.shuffle(schedule)
+    for i, kind in enumerate(schedule):
+        if kind == "loop":
+            validate = rng.random() < 0.3
+            cmd = [sys.executable, "-c", LOOP, str(SPEC_PATH), str(variant_path), str(out), "1" if validate else "0"]
+            delay = rng.uniform(0.0, 0.6 if validate else 0.25)
+        else:
+            cmd = [sys.executable, "-c", CLI, "generate", str(rng.choice([SPEC_PATH, variant_path])), "-o", str(out)]
+            delay = rng.uniform(0.0, 0.8)
+        _kill_at_random(cmd, delay)
+        published = _assert_consistent(out, base.name, expected, must_exist=published) or published
+
+    # A rerun completes and publishes the spec it was given.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI, "generate", str(SPEC_PATH), "-o", str(out), "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["published"] is True
+    assert _assert_consistent(out, base.name, expected, must_exist=True)
+    assert json.loads((out / base.name / SPEC_FILE).read_text())["spec_hash"] == base.spec_hash
+
+
+def test_published_env_is_readable_like_any_new_folder(specs, tmp_path):
+    """The staging folder comes from mkdtemp (mode 0700); the published env must get the usual permissions."""
+    base, _, _ = specs
+    assert generate_one(base, tmp_path / "out", validate=False).published
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert (tmp_path / "out" / base.name).stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
