@@ -15,7 +15,9 @@ import math
 import os
 import random
 import sys
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from adapters_train.config import EVAL_SEED_OFFSET
@@ -30,6 +32,7 @@ class EpisodeResult:
     passed: bool
     breakdown: dict[str, float] = field(default_factory=dict)
     turns: int = 0
+    adapter: str | None = None  # for a routed policy: the adapter the router chose ("none": the base model)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -76,6 +79,9 @@ class EvalReport:
         d = asdict(self)
         if not with_results:
             d.pop("results")
+        routed = [r for r in self.results if r.adapter is not None]
+        if routed:
+            d["adapters"] = {str(r.seed): r.adapter for r in routed}
         return d
 
     def format(self) -> str:
@@ -88,6 +94,10 @@ class EvalReport:
         ]
         lines += [f"clause {k}: {v:.3f}" for k, v in self.clauses.items()]
         lines += [f"{k}: {v:.3f}" for k, v in self.pass_at.items()]
+        routed = [r for r in self.results if r.adapter is not None]
+        if routed:
+            lines.append("adapters used: " + ", ".join(f"{a} x{n}" for a, n in Counter(r.adapter for r in routed).items()))
+            lines += [f"  seed {r.seed}: {r.adapter} (reward {r.reward:.3f})" for r in routed]
         return "\n".join(lines)
 
 
@@ -302,6 +312,69 @@ class HFPolicy(ChatPolicy):
         return out
 
 
+class RoutedPolicy(HFPolicy):
+    """`routed:BASE+ADAPTERS_DIR`: one PEFT model holding every adapter in ADAPTERS_DIR (each loaded under its
+    capability's name); per episode the router reads the task's opening and switches to its choice, or to the base
+    model when it answers none."""
+
+    def __init__(self, spec: str, **opts: Any):
+        from peft import PeftModel
+
+        from adapters_train.models import resolve_model
+        from trace_envs.routing import load_index
+
+        base, sep, adapters_dir = spec.partition("+")
+        if not sep or not adapters_dir:
+            raise ValueError(f"routed policy needs routed:BASE+ADAPTERS_DIR, got routed:{spec}")
+        index = load_index(adapters_dir)
+        loaded = resolve_model(base, chat_template=opts.get("chat_template"))
+        model = loaded.model
+        self.available: list[str] = []
+        for cand in index.candidates:
+            if not cand.adapter or not (Path(cand.adapter) / "adapter_config.json").is_file():
+                continue
+            if isinstance(model, PeftModel):
+                model.load_adapter(cand.adapter, adapter_name=cand.name)
+            else:
+                model = PeftModel.from_pretrained(model, cand.adapter, adapter_name=cand.name)
+            self.available.append(cand.name)
+        if not self.available:
+            raise ValueError(f"{adapters_dir}: no trained adapter among {[c.name for c in index.candidates]}")
+        loaded.model = model.eval()
+        self.router = index.router()
+        super().__init__(spec, loaded=loaded, **{k: v for k, v in opts.items() if k != "chat_template"})
+        self.name = f"routed:{spec}"
+
+    def choose(self, opening: str) -> str | None:
+        choice = self.router.route(opening).choice
+        return choice if choice in self.available else None
+
+    def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, max_turns: int | None = None,
+                 progress: bool = False) -> list[EpisodeResult]:
+        import trace_envs  # noqa: F401
+        from trace_envs.integrations.trl import bridge_class, prompt_row
+
+        cls = bridge_class(env_id)
+        by_choice: dict[str | None, list[int]] = {}
+        for seed in seeds:
+            prompt = prompt_row(cls(), seed)["prompt"]
+            opening = "\n".join(str(m.get("content") or "") for m in prompt if m.get("role") in ("system", "user"))
+            by_choice.setdefault(self.choose(opening), []).append(seed)
+        out: list[EpisodeResult] = []
+        model = self.loaded.model
+        for choice, group in by_choice.items():
+            if choice is None:
+                with model.disable_adapter():
+                    results = super().rollouts(env_id, group, samples, max_turns, progress)
+            else:
+                model.set_adapter(choice)
+                results = super().rollouts(env_id, group, samples, max_turns, progress)
+            for r in results:
+                r.adapter = choice or "none"
+            out += results
+        return sorted(out, key=lambda r: (r.seed, r.sample))
+
+
 class OpenAIPolicy(ChatPolicy):
     """A model behind an OpenAI-compatible chat completions endpoint, called with native tool calling."""
 
@@ -357,16 +430,22 @@ class OpenAIPolicy(ChatPolicy):
 
 # ---- entry points ---------------------------------------------------------------------------------------------------------
 def parse_policy(spec: str, **opts: Any) -> Any:
-    """`scripted:oracle|random|passive`, `hf:MODEL[+ADAPTER]`, `openai:MODEL`."""
+    """`scripted:oracle|random|passive`, `hf:MODEL[+ADAPTER]`, `routed:BASE+ADAPTERS_DIR`, `openai:MODEL`."""
     kind, _, rest = spec.partition(":")
     if kind == "scripted":
         return ScriptedPolicy(rest)
     if kind == "hf" and rest:
         return HFPolicy(rest, temperature=opts.get("temperature", 0.0), max_new_tokens=opts.get("max_new_tokens", 256),
                         chat_template=opts.get("chat_template"), batch_size=opts.get("batch_size", 16))
+    if kind == "routed" and rest:
+        return RoutedPolicy(rest, temperature=opts.get("temperature", 0.0), max_new_tokens=opts.get("max_new_tokens", 256),
+                            chat_template=opts.get("chat_template"), batch_size=opts.get("batch_size", 16))
     if kind == "openai" and rest:
         return OpenAIPolicy(rest, base_url=opts.get("base_url"), temperature=opts.get("temperature", 0.0))
-    raise ValueError(f"unknown policy {spec!r}: use scripted:oracle|random|passive, hf:MODEL[+ADAPTER] or openai:MODEL")
+    raise ValueError(
+        f"unknown policy {spec!r}: use scripted:oracle|random|passive, hf:MODEL[+ADAPTER], routed:BASE+ADAPTERS_DIR "
+        "or openai:MODEL"
+    )
 
 
 def evaluate(env_id: str, policy: Any, episodes: int = 50, *, samples: int = 1, seed_offset: int = EVAL_SEED_OFFSET,

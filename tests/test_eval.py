@@ -120,3 +120,33 @@ def test_openai_message_conversion() -> None:
     call = out[1]["tool_calls"][0]
     assert call["function"]["arguments"] == '{"a": 1}' and out[2]["tool_call_id"] == call["id"]
     assert "name" not in out[2] and out[1]["content"] is None
+
+
+def test_routed_policy_switches_adapters_per_episode_and_reports_them(tmp_path) -> None:
+    """Two adapters in one PEFT model; the router picks per episode; each result names the adapter it used."""
+    from peft import LoraConfig, get_peft_model
+
+    from adapters_train.models import build_tiny, save_adapter
+    from trace_envs.routing import RouteCandidate, RouterIndex, save_index
+
+    env_id = "trace/airline_check_cabin_before_cancel"
+    names = ["cancel_capability", "baggage_capability"]
+    for name in names:
+        loaded = build_tiny()
+        peft = get_peft_model(loaded.model, LoraConfig(r=4, target_modules="all-linear", task_type="CAUSAL_LM"))
+        save_adapter(peft, loaded.tokenizer, tmp_path / name, {"env_id": env_id, "capability": name, "base_model": "tiny"})
+    save_index(
+        RouterIndex(
+            candidates=[
+                RouteCandidate(name=names[0], description="cancel a reservation", examples=["cancel the reservation"],
+                               adapter=str(tmp_path / names[0])),
+                RouteCandidate(name=names[1], description="update baggage", examples=["add bags to my trip"],
+                               adapter=str(tmp_path / names[1])),
+            ]
+        ),
+        tmp_path,
+    )
+    report = evaluate(env_id, f"routed:tiny+{tmp_path}", episodes=2, max_new_tokens=8)
+    assert [r.adapter for r in report.results] == [names[0], names[0]]  # the env's openings ask to cancel
+    assert report.to_dict()["adapters"] == {str(r.seed): names[0] for r in report.results}
+    assert "adapters used: cancel_capability x2" in report.format()

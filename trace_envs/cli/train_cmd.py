@@ -135,7 +135,7 @@ def sft(
 
 def eval_cmd(
     env: Annotated[str, typer.Argument(help=_ENV_HELP)],
-    policy: Annotated[str, typer.Option("--policy", "-p", help="hf:MODEL[+ADAPTER] | openai:MODEL | scripted:oracle|random|passive")] = "scripted:oracle",
+    policy: Annotated[str, typer.Option("--policy", "-p", help="hf:MODEL[+ADAPTER] | routed:BASE+ADAPTERS_DIR | openai:MODEL | scripted:oracle|random|passive")] = "scripted:oracle",
     episodes: Annotated[int, typer.Option("--episodes", "-n", help="Number of fixed seeds.")] = 50,
     samples: Annotated[int, typer.Option("--samples", "-k", help="Rollouts per seed (pass@k needs k).")] = 1,
     seed_offset: Annotated[Optional[int], typer.Option("--seed-offset", help="First seed (default: the held-out range).")] = None,
@@ -148,7 +148,7 @@ def eval_cmd(
     from adapters_train.config import EVAL_SEED_OFFSET
 
     if not policy.startswith("scripted:"):
-        _need_training_stack() if policy.startswith("hf:") else None
+        _need_training_stack() if policy.startswith(("hf:", "routed:")) else None
     _quiet()
     from adapters_train.evaluate import evaluate
 
