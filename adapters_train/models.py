@@ -291,31 +291,21 @@ def model_card(meta: dict[str, Any]) -> str:
 
 def save_adapter(model: Any, tokenizer: Any, target: str | Path, meta: dict[str, Any]) -> Path:
     """Save a PEFT model's adapter, its tokenizer, `trace_adapter.json` and a model card into `target`, atomically:
-    everything is written to a temporary directory beside it, then renamed into place, so a kill never leaves a
-    half-written adapter at `target`."""
+    everything is written to a hidden folder beside it, then swapped in, so a kill leaves the old complete adapter or
+    the new one, never a half-written one."""
     import json
-    import uuid
+
+    from trace_envs.atomic import staging_dir, swap_in
 
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = target.parent / f".{target.name}.tmp-{tag}"
+    tmp = staging_dir(target)
     try:
         model.save_pretrained(tmp)
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)
         (tmp / "trace_adapter.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
         (tmp / "README.md").write_text(model_card(meta))
-        for f in tmp.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-        old = None
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{tag}"
-            os.rename(target, old)
-        os.rename(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        swap_in(tmp, target)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
