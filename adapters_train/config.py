@@ -108,6 +108,13 @@ def _check_kwargs(cls: type, kwargs: dict[str, Any], what: str) -> None:
         raise ValueError(f"unknown {what} option(s): {', '.join(unknown)}")
 
 
+def _cpu_defaults() -> dict[str, Any]:
+    """On a CPU, recomputing activations (TRL's default gradient checkpointing) only costs time: small models fit."""
+    import torch
+
+    return {} if torch.cuda.is_available() else {"gradient_checkpointing": False}
+
+
 def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | None = None) -> Any:
     from trl import GRPOConfig
 
@@ -127,6 +134,7 @@ def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | 
         "seed": cfg.seed,
         "bf16": False,
         "disable_tqdm": True,
+        **_cpu_defaults(),
     }
     _check_kwargs(GRPOConfig, cfg.grpo, "GRPOConfig")
     kwargs.update(cfg.grpo)
@@ -163,6 +171,7 @@ def make_sft_config(cfg: TrainConfig, output_dir: str | Path) -> Any:
         "bf16": False,
         "max_length": 4096,
         "disable_tqdm": True,
+        **_cpu_defaults(),
     }
     _check_kwargs(SFTConfig, cfg.sft, "SFTConfig")
     kwargs.update(cfg.sft)

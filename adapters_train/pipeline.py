@@ -77,6 +77,19 @@ def resolve_auto_model(model: str) -> tuple[str, str]:
     return "tiny", "tiny (a tiny random model; run `make model` to train SmolLM2-135M-Instruct instead)"
 
 
+def demo_config(out: str = "runs/demo", model: str = "auto") -> RunConfig:
+    """`trace-envs demo`: the planted data set end to end on a 2-core CPU within about 15 minutes. With `tiny`, the top 3
+    capabilities get a short run each; SmolLM2-135M trains at roughly 100 tokens a second on such a CPU, so with
+    `smollm2` the top 2 get a minimal one (a 4-episode warm start, 2 GRPO steps, 3 evaluation seeds)."""
+    resolved, _ = resolve_auto_model(model)
+    if resolved == "tiny":
+        return RunConfig(out=out, model=model, max_capabilities=3, steps=4, eval_episodes=6)
+    return RunConfig(
+        out=out, model=model, max_capabilities=2, steps=2, num_generations=2, max_completion_length=96,
+        sft_episodes=4, eval_episodes=3, eval_max_new_tokens=96,
+    )
+
+
 def _hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

@@ -10,7 +10,6 @@ loadable with PEFT.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.runtime import Scenario, ToolError, TraceEnv
-from trace_envs.runtime.records import like_id, like_value
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import get_path, like_id, like_value, set_path
 from trace_envs.runtime.world import call, make_records, new_state, read_record, write_record
 from trace_envs.spec.model import CapabilitySpec
 
@@ -26,21 +27,21 @@ class AirlineAskForReservationIdEnv(TraceEnv):
         read, key = roles["read"], roles["key"]
         path = str(params["answer_field"])
         label = str(params.get("label") or key.replace("_", " "))
-        asked_about = str(params.get("answer_label") or _path_words(path))
-        noun = _noun(key)
+        asked_about = str(params.get("answer_label") or path_words(path))
+        noun = key_noun(key)
         n = max(knobs.entities, 1 + knobs.distractors, 2)
         records = make_records(SPEC, read, key, n, rng)
         ids = list(records)
         target, others = ids[0], ids[1:]
         for rid in ids:
-            if not _has_path(records[rid], path):
-                _set_path(records[rid], path, like_id("AB1234", rng))
-        answer = _get_path(records[target], path)
+            if not get_path(records[rid], path)[0]:
+                set_path(records[rid], path, like_id("AB1234", rng))
+        answer = get_path(records[target], path)[1]
         for rid in others:  # the answer must tell the target apart: re-draw a distractor's value that equals it
             for _ in range(UNIQUE_TRIES):
-                if _get_path(records[rid], path) != answer:
+                if get_path(records[rid], path)[1] != answer:
                     break
-                _set_path(records[rid], path, like_value(answer, rng))
+                set_path(records[rid], path, like_value(answer, rng))
         other = others[0]
         opening = f"Hi! I'd like to know the {asked_about} of one of my {noun}s."
         if MENTION_OTHER[knobs.difficulty]:
@@ -48,7 +49,7 @@ class AirlineAskForReservationIdEnv(TraceEnv):
         aliases = sorted({key, key.replace("_", " "), *[str(a) for a in params.get("aliases", [])]} - {label})
         ask = f"I can help with that. Could you please tell me your {label}?"
         say_answer = f"The {asked_about} of {noun} {target} is {answer}. Have a nice day."
-        say_other = f"The {asked_about} of {noun} {other} is {_get_path(records[other], path)}. Have a nice day."
+        say_other = f"The {asked_about} of {noun} {other} is {get_path(records[other], path)[1]}. Have a nice day."
         read_target, read_other = call(read, **{key: target}), call(read, **{key: other})
         oracle = [ask, read_target, say_answer]
         mutants = {
@@ -75,57 +76,6 @@ class AirlineAskForReservationIdEnv(TraceEnv):
         if self._kinds.get(name) == "write" and key in args:
             return write_record(state, name, key, args)
         raise ToolError(f"{name} is not available in this environment")
-
-
-def _noun(key: str) -> str:
-    for suffix in ("_id", "_number", "_code"):
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return key[: -len(suffix)].replace("_", " ")
-    return "record"
-
-
-def _path_words(path: str) -> str:
-    return " ".join(p.replace("_", " ") for p in path.split(".") if not p.isdigit())
-
-
-def _walk(record: Any, path: str) -> tuple[bool, Any]:
-    node = record
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False, None
-    return True, node
-
-
-def _has_path(record: Any, path: str) -> bool:
-    return _walk(record, path)[0]
-
-
-def _get_path(record: Any, path: str) -> Any:
-    return _walk(record, path)[1]
-
-
-def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
-    node: Any = record
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        nxt: Any = value if last else ([] if parts[i + 1].isdigit() else {})
-        if isinstance(node, list) and part.isdigit():
-            while len(node) <= int(part):
-                node.append({} if not last else None)
-            if last or not isinstance(node[int(part)], (dict, list)):
-                node[int(part)] = nxt
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            if last or not isinstance(node.get(part), (dict, list)):
-                node[part] = nxt
-            node = node[part]
-        else:
-            return
 
 
 Env = AirlineAskForReservationIdEnv

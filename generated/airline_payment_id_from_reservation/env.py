@@ -5,14 +5,12 @@ Capability: airline_payment_id_from_reservation
 
 from __future__ import annotations
 
-import copy
-import json
 from typing import Any
 
 from trace_envs.runtime import Scenario, ToolError, TraceEnv
-from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.records import example_for, like_value
-from trace_envs.runtime.world import call, fill_arguments, make_records, new_state, read_record, write_record
+from trace_envs.runtime.phrases import done_message, key_noun, request_phrase
+from trace_envs.runtime.records import example_for, get_path, like_value, set_path
+from trace_envs.runtime.world import call, canonical_json, fill_arguments, make_records, new_state, read_record, write_and_echo
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_payment_id_from_reservation","description":"When the user wants to pay with the payment method already on a reservation, read the payment id from the reservation\'s payment history instead of guessing it.","family":"argument_grounding","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["JG7FMM","LQ940Q","2FBBAH"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-14T10:44:24","destination":"DEN","flight_type":"round_trip","flights":[{"date":"2024-05-28","destination":"PHL","flight_number":"HAT080","origin":"DEN","price":537},{"date":"2024-05-28","destination":"DEN","flight_number":"HAT076","origin":"PHL","price":996},{"date":"2024-05-30","destination":"MIA","flight_number":"HAT255","origin":"DEN","price":1440},{"date":"2024-05-30","destination":"DEN","flight_number":"HAT148","origin":"MIA","price":1417}],"insurance":"yes","nonfree_baggages":0,"origin":"DEN","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"}],"payment_history":[{"amount":4420,"payment_id":"gift_card_3481935"}],"reservation_id":"2FBBAH","total_baggages":0,"user_id":"omar_davis_3817"}},{"name":"update_reservation_baggages","description":"Update the baggage information of a reservation.","kind":"write","parameters":{"properties":{"nonfree_baggages":{"description":"The updated number of non-free baggage items included in the reservation.","examples":[0,1,2],"type":"integer"},"payment_id":{"description":"The payment id stored in user profile, such as \'credit_card_7815826\', \'gift_card_7815826\', \'certificate_7815826\'.","examples":["credit_card_4938634","credit_card_8003957","gift_card_8190333"],"type":"string"},"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["YAX4DR","VA5SGQ","FQ8APE"],"type":"string"},"total_baggages":{"description":"The updated total number of baggage items included in the reservation.","examples":[2,1,3],"type":"integer"}},"required":["reservation_id","total_baggages","nonfree_baggages","payment_id"],"type":"object"},"result_example":{"cabin":"economy","created_at":"2024-05-05T23:00:15","destination":"MSP","flight_type":"one_way","flights":[{"date":"2024-05-18","destination":"MCO","flight_number":"HAT235","origin":"BOS","price":350},{"date":"2024-05-19","destination":"MSP","flight_number":"HAT298","origin":"MCO","price":499}],"insurance":"no","nonfree_baggages":0,"origin":"BOS","passengers":[{"dob":"1967-12-12","first_name":"Chen","last_name":"Lee"},{"dob":"1968-01-06","first_name":"Noah","last_name":"Hernandez"}],"payment_history":[{"amount":498,"payment_id":"credit_card_4938634"},{"amount":1200,"payment_id":"credit_card_4938634"}],"reservation_id":"YAX4DR","total_baggages":2,"user_id":"chen_lee_6825"}}],"roles":{"arg":"payment_id","key":"reservation_id","read":"get_reservation_details","write":"update_reservation_baggages"},"params":{"source_field":"payment_history.0.payment_id"},"policy":"- Change baggage and insurance: The user can add but not remove checked bags. The user cannot add insurance after initial booking.\\n\\n- You should not provide any information, knowledge, or procedures not provided by the user or available tools, or give subjective recommendations or comments.","hint":"Call get_reservation_details and pass the payment_id of the reservation\'s payment_history exactly as it is returned.","knobs":{"entities":3,"requests":2,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"read_target","weight":1.0,"requires":[],"when":null,"description":"","type":"call_made","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"min_count":1},{"id":"grounded_write","weight":2.0,"requires":["read_target"],"when":null,"description":"pass payment_id exactly as the lookup returned it","type":"call_made","call":{"tool":"update_reservation_baggages","kind":null,"args":{"payment_id":{"$var":"grounded"},"reservation_id":{"$var":"target"}},"match":"subset"},"min_count":1},{"id":"no_invented_values","weight":1.0,"requires":["read_target"],"when":null,"description":"","type":"grounded","call":{"tool":"update_reservation_baggages","kind":null,"args":{},"match":"subset"},"args":["payment_id"]},{"id":"no_wrong_value","weight":1.0,"requires":["read_target"],"when":null,"description":"","type":"no_call","call":{"tool":"update_reservation_baggages","kind":null,"args":{"payment_id":{"$not":{"$var":"grounded"}}},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"2b324431a52a21d7e77dc4ff50121563f53a286404b886f5dc6afbf6df5b6c15"}')
@@ -34,29 +32,29 @@ class AirlinePaymentIdFromReservationEnv(TraceEnv):
         # shaped like the argument's example; never two records with the same value.
         used: list[Any] = []
         for rid in ids:
-            found, value = _get_path(records[rid], source)
+            found, value = get_path(records[rid], source)
             if not found or not _scalar(value) or value in used:
                 value = _fresh(example, used, rng)
-                _set_path(records[rid], source, value)
+                set_path(records[rid], source, value)
             used.append(value)
-        grounded = _get_path(records[target], source)[1]
+        grounded = get_path(records[target], source)[1]
         label = key.replace("_", " ")
-        noun = key[: -len("_id")].replace("_", " ") if key.endswith("_id") else "record"
+        noun = key_noun(key)
         arg_label = arg.replace("_", " ")
         write_args = fill_arguments(SPEC.tool(write), {key: target, arg: grounded})
         extras = {k: v for k, v in write_args.items() if k not in (key, arg)}
         opening = f"Hi! I'd like to {request_phrase(write)} for {label} {target}."
         if extras:
-            opening += " Use these details: " + _json(extras) + "."
+            opening += " Use these details: " + canonical_json(extras) + "."
         opening += f" For the {arg_label}, use the same one as on my {noun}: I don't have it at hand."
         for _ in range(50):  # the value must come from the lookup, never from the user
             if str(grounded) not in opening.replace(str(target), ""):
                 break
             grounded = _fresh(example, used, rng)
             used.append(grounded)
-            _set_path(records[target], source, grounded)
+            set_path(records[target], source, grounded)
             write_args[arg] = grounded
-        decoy = _get_path(records[others[0]], source)[1] if others else _fresh(example, used, rng)
+        decoy = get_path(records[others[0]], source)[1] if others else _fresh(example, used, rng)
         wrong = dict(write_args, **{arg: decoy})
         read_target = call(read, **{key: target})
         done = done_message(write, target)
@@ -81,7 +79,7 @@ class AirlinePaymentIdFromReservationEnv(TraceEnv):
         if name == SPEC.roles["read"]:
             return read_record(state, key, args)
         if name == SPEC.roles["write"]:
-            return _write(state, name, key, args)
+            return write_and_echo(SPEC, state, name, key, args)
         raise ToolError(f"{name} is not available in this environment")
 
 
@@ -99,58 +97,6 @@ def _fresh(example: Any, used: list[Any], rng) -> Any:
     if isinstance(example, (int, float)) and not isinstance(example, bool):
         return max([v for v in used if _scalar(v) and not isinstance(v, str)] + [example]) + n
     return f"{example}_{n}"
-
-
-def _get_path(node: Any, path: str) -> tuple[bool, Any]:
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False, None
-    return True, node
-
-
-def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
-    """Set `value` at a dotted path, creating the objects and list items on the way."""
-    parts = path.split(".")
-    node: Any = record
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        fresh: Any = value if last else ([] if parts[i + 1].isdigit() else {})
-        if isinstance(node, list):
-            if not part.isdigit():
-                raise ValueError(f"source_field {path!r}: {part!r} indexes a list")
-            index = int(part)
-            while len(node) <= index:
-                node.append({} if not last else None)
-            if last or not isinstance(node[index], (dict, list)):
-                node[index] = fresh
-            node = node[index]
-        else:
-            if last or not isinstance(node.get(part), (dict, list)):
-                node[part] = fresh
-            node = node[part]
-
-
-def _write(state: dict[str, Any], name: str, key: str, args: dict[str, Any]) -> Any:
-    """Record the write; answer like the target does: the updated record when its real result is one, else a receipt."""
-    receipt = write_record(state, name, key, args)
-    example = SPEC.tool(name).result_example
-    if not (isinstance(example, dict) and key in example):
-        return receipt
-    record = state["records"][args[key]]
-    for field, value in args.items():
-        if field != key and field in record and type(record[field]) is type(value) and not isinstance(value, (dict, list)):
-            record[field] = value
-    for field, value in example.items():
-        record.setdefault(field, copy.deepcopy(value))
-    return copy.deepcopy(record)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
 
 
 Env = AirlinePaymentIdFromReservationEnv

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import get_path, set_path
 from trace_envs.runtime.world import call, fill_arguments, make_records, new_state, read_record, write_record
 from trace_envs.spec.model import CapabilitySpec
 
@@ -25,20 +27,20 @@ class AirlineTotalPaidOverReservationsEnv(TraceEnv):
         path, op = str(params["field"]), str(params["op"])
         if op not in OPS:
             raise ValueError(f"params.op must be one of {OPS}, got {op!r}")
-        label = str(params.get("label") or _path_words(path))
-        noun = _noun(key)
+        label = str(params.get("label") or path_words(path))
+        noun = key_noun(key)
         n = max(2, knobs.requests)
         records = make_records(SPEC, read, key, n + max(1, knobs.distractors), rng)
         ids = list(records)
         targets, others = ids[:n], ids[n:]
         for rid in ids:
-            if _number(_get_path(records[rid], path)) is None:
-                _set_path(records[rid], path, int(rng.integers(50, 2000)))
+            if _number(get_path(records[rid], path)[1]) is None:
+                set_path(records[rid], path, int(rng.integers(50, 2000)))
         if op == "count":
             for rid in targets:
-                if rng.random() < ZERO_SHARE and not isinstance(_get_path(records[rid], path), list):
-                    _set_path(records[rid], path, 0)
-        values = [_number(_get_path(records[rid], path)) for rid in targets]
+                if rng.random() < ZERO_SHARE and not isinstance(get_path(records[rid], path)[1], list):
+                    set_path(records[rid], path, 0)
+        values = [_number(get_path(records[rid], path)[1]) for rid in targets]
         answer = _aggregate(op, values)
         listed = _join(targets)
         question = {
@@ -114,49 +116,6 @@ def _number(value: Any) -> float | int | None:
 
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _noun(key: str) -> str:
-    for suffix in ("_id", "_number", "_code"):
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return key[: -len(suffix)].replace("_", " ")
-    return "record"
-
-
-def _path_words(path: str) -> str:
-    return " ".join(p.replace("_", " ") for p in path.split(".") if not p.isdigit())
-
-
-def _get_path(record: Any, path: str) -> Any:
-    node = record
-    for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
-def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
-    node: Any = record
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        nxt: Any = value if last else ([] if parts[i + 1].isdigit() else {})
-        if isinstance(node, list) and part.isdigit():
-            while len(node) <= int(part):
-                node.append(None)
-            if last or not isinstance(node[int(part)], (dict, list)):
-                node[int(part)] = nxt
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            if last or not isinstance(node.get(part), (dict, list)):
-                node[part] = nxt
-            node = node[part]
-        else:
-            return
 
 
 Env = AirlineTotalPaidOverReservationsEnv

@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from trace_envs.runtime import Scenario, ToolError, TraceEnv
-from trace_envs.runtime.phrases import done_message, request_phrase
+from trace_envs.runtime.phrases import done_message, key_noun, path_words, request_phrase
+from trace_envs.runtime.records import set_path
 from trace_envs.runtime.world import call, fill_arguments, make_records, new_state, read_record, write_record
 from trace_envs.spec.model import CapabilitySpec
 
@@ -29,25 +30,25 @@ class AirlineTransferWhenTripFlownEnv(TraceEnv):
         write = roles.get("write")
         path = str(params["field"])
         blocked, allowed = list(params["blocked"]), list(params.get("allowed", []))
-        words = _path_words(path)
-        noun = _noun(key)
+        words = path_words(path)
+        noun = key_noun(key)
         records = make_records(SPEC, read, key, max(knobs.entities, 1 + knobs.distractors, 2), rng)
         ids = list(records)
         target, others = ids[0], ids[1:]
         other = others[0]
         for rid in ids:
             for fixed_path, fixed in dict(params.get("set_fields", {})).items():
-                _set_path(records[rid], str(fixed_path), fixed)
+                set_path(records[rid], str(fixed_path), fixed)
         can_self_serve = bool(write) and bool(allowed)
         self_service = can_self_serve and bool(rng.random() >= HUMAN_SHARE[knobs.difficulty])
         values = allowed if self_service else blocked
         reason = values[int(rng.integers(len(values)))]
-        _set_path(records[target], path, reason)
+        set_path(records[target], path, reason)
         for fixed_path, fixed in dict(params.get("allowed_fields" if self_service else "blocked_fields", {})).items():
-            _set_path(records[target], str(fixed_path), fixed)
+            set_path(records[target], str(fixed_path), fixed)
         pool = blocked + allowed
         for rid in others:
-            _set_path(records[rid], path, pool[int(rng.integers(len(pool)))])
+            set_path(records[rid], path, pool[int(rng.integers(len(pool)))])
 
         read_target, read_other = call(read, **{key: target}), call(read, **{key: other})
         if write:
@@ -126,43 +127,6 @@ def _handoff_args(handoff: str, key: str, target: str, summary: str) -> dict[str
             fixed[name] = summary
             break
     return fill_arguments(tool, fixed)
-
-
-def _noun(key: str) -> str:
-    for suffix in ("_id", "_number", "_code"):
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return key[: -len(suffix)].replace("_", " ")
-    return "record"
-
-
-def _path_words(path: str) -> str:
-    parts = path.split(".")
-    words = [p.replace("_", " ") for p in parts if not p.isdigit()]
-    if len(words) >= 2 and any(p.isdigit() for p in parts):
-        # flights.0.status -> "status of the first flight" reads better than "flights status"
-        head = words[0][:-1] if words[0].endswith("s") else words[0]
-        return f"{' '.join(words[1:])} of the first {head}" if "0" in parts else f"{' '.join(words[1:])} of a {head}"
-    return " ".join(words)
-
-
-def _set_path(record: dict[str, Any], path: str, value: Any) -> None:
-    parts = path.split(".")
-    node: Any = record
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        nxt: Any = value if last else ([] if parts[i + 1].isdigit() else {})
-        if isinstance(node, list) and part.isdigit():
-            while len(node) <= int(part):
-                node.append(None)
-            if last or not isinstance(node[int(part)], (dict, list)):
-                node[int(part)] = nxt
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            if last or not isinstance(node.get(part), (dict, list)):
-                node[part] = nxt
-            node = node[part]
-        else:
-            return
 
 
 Env = AirlineTransferWhenTripFlownEnv

@@ -93,10 +93,10 @@ def demo(
     model: Annotated[str, typer.Option(help="auto: smollm2 when fetched (`make model`), else tiny.")] = "auto",
 ) -> None:
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
-    the top 3 capabilities get an adapter each. Rerun it and finished stages are skipped."""
-    from adapters_train.pipeline import RunConfig
+    the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
+    from adapters_train.pipeline import demo_config
 
-    _guard(lambda: execute(RunConfig(out=out, model=model, max_capabilities=3)))
+    _guard(lambda: execute(demo_config(out=out, model=model)))
 
 
 def _guard(fn) -> None:

@@ -86,3 +86,37 @@ def example_for(schema: dict[str, Any], name: str) -> Any:
     kind = schema.get("type")
     kind = kind[0] if isinstance(kind, list) else kind
     return {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(kind or "", f"{name}_1")
+
+
+def get_path(node: Any, path: str) -> tuple[bool, Any]:
+    """The value at a dotted path (`payment_history.0.amount`: keys and list indexes), and whether it exists."""
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False, None
+    return True, node
+
+
+def set_path(record: dict[str, Any], path: str, value: Any) -> None:
+    """Set `value` at a dotted path, creating the objects and list items on the way."""
+    parts = path.split(".")
+    node: Any = record
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        fresh: Any = value if last else ([] if parts[i + 1].isdigit() else {})
+        if isinstance(node, list):
+            if not part.isdigit():
+                raise ValueError(f"path {path!r}: {part!r} indexes a list")
+            index = int(part)
+            while len(node) <= index:
+                node.append({} if not last else None)
+            if last or not isinstance(node[index], (dict, list)):
+                node[index] = fresh
+            node = node[index]
+        else:
+            if last or not isinstance(node.get(part), (dict, list)):
+                node[part] = fresh
+            node = node[part]

@@ -72,3 +72,24 @@ def write_record(state: dict[str, Any], tool: str, key: str, args: dict[str, Any
         raise ToolError(f"{key} {rid!r} not found")
     state["writes"].append({"tool": tool, "args": copy.deepcopy(args)})
     return {"success": True, key: rid, "action": tool}
+
+
+def write_and_echo(spec: CapabilitySpec, state: dict[str, Any], name: str, key: str, args: dict[str, Any]) -> Any:
+    """Record a write and answer like the target does: the updated record when its real result is one, else a
+    receipt."""
+    receipt = write_record(state, name, key, args)
+    example = spec.tool(name).result_example
+    if not (isinstance(example, dict) and key in example):
+        return receipt
+    record = state["records"][args[key]]
+    for arg, value in args.items():
+        if arg != key and arg in record and type(record[arg]) is type(value) and not isinstance(value, (dict, list)):
+            record[arg] = value
+    for field, value in example.items():
+        record.setdefault(field, copy.deepcopy(value))
+    return copy.deepcopy(record)
+
+
+def canonical_json(value: Any) -> str:
+    """Arguments as the user states them in a request: JSON with sorted keys (deterministic text)."""
+    return json.dumps(value, sort_keys=True)
