@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from _family import publish_example
+
 from trace_envs.checks.clauses import DEFAULT_ASK
-from trace_envs.generate.policies import passive_action, random_action, run_actions, run_policy, run_scripted
-from trace_envs.generate.publish import MODULE_FILE, generate_one
-from trace_envs.generate.validate import REQUIRED_MUTANTS, env_class, import_module_from
+from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.runtime.world import call
-from trace_envs.spec.io import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_confirm_before_baggage_update"
@@ -21,37 +20,17 @@ SEEDS = range(20)
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
-    spec = load_specs(ROOT / "examples" / "specs" / f"{NAME}.json")[0]
-    out = tmp_path_factory.mktemp("gen")
-    result = generate_one(spec, out)
-    return spec, result, env_class(import_module_from(out / NAME / MODULE_FILE))
+    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
 
 
-def test_published_and_report_ok(published):
-    spec, result, _ = published
-    assert spec.family == "confirmation_before_write" and spec.knobs.difficulty == "hard"
-    assert result.published, result.error
-    report = result.report
-    assert report.ok, report.problems
-    assert report.oracle == 1.0 and report.env_checker == "passed"
-    assert set(REQUIRED_MUTANTS) <= set(report.mutants)
-    assert all(score < 1.0 for score in report.mutants.values())
-    assert report.random < 0.2 and report.passive < 0.2
-
-
-def test_oracle_mutants_and_baselines_per_seed(published):
+def test_hard_scenarios_include_a_user_who_says_no(published):
     _, _, cls = published
     env = cls()
     paths = set()
     for seed in SEEDS:
-        assert run_scripted(env, "oracle", seed)[0] == 1.0
+        env.reset(seed=seed)
         paths.add(env.scenario.bindings["declined"])
-        for mutant in REQUIRED_MUTANTS:
-            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
-    assert paths == {True, False}  # hard: the user sometimes says no
-    assert sum(run_policy(env, random_action, s)[0] for s in range(50)) / 50 < 0.2
-    assert sum(run_policy(env, passive_action, s)[0] for s in range(50)) / 50 < 0.2
-
+    assert paths == {True, False}
 
 def test_messages_ask_and_close_properly(published):
     import re
@@ -64,16 +43,6 @@ def test_messages_ask_and_close_properly(published):
         ask, closing = texts[0], texts[-1]
         assert re.search(DEFAULT_ASK, ask)
         assert "?" not in closing and not re.search(DEFAULT_ASK, closing)
-
-
-def test_deterministic(published):
-    _, _, cls = published
-    a, b = cls(), cls()
-    for seed in (0, 3, 11):
-        obs_a, _ = a.reset(seed=seed)
-        obs_b, _ = b.reset(seed=seed)
-        assert obs_a == obs_b and a.oracle_actions() == b.oracle_actions() and a.mutant_actions() == b.mutant_actions()
-        assert run_scripted(a, "oracle", seed)[1]["messages"] == run_scripted(b, "oracle", seed)[1]["messages"]
 
 
 def _seed_with(cls, declined: bool) -> tuple[object, int]:

@@ -7,24 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from _family import publish_example
+
 from trace_envs.checks.clauses import DEFAULT_ASK
-from trace_envs.generate.policies import passive_action, random_action, run_actions, run_policy, run_scripted
-from trace_envs.generate.publish import generate_one
-from trace_envs.generate.validate import REQUIRED_MUTANTS, env_class, import_module_from
+from trace_envs.generate.policies import run_actions
+from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.runtime.world import call
-from trace_envs.spec.io import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC_PATH = ROOT / "examples" / "specs" / "airline_transfer_when_trip_flown.json"
+NAME = "airline_transfer_when_trip_flown"
 SEEDS = range(20)
 READ, CANCEL, TRANSFER = "get_reservation_details", "cancel_reservation", "transfer_to_human_agents"
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    spec = load_specs(SPEC_PATH)[0]
-    assert spec.family == "handoff_to_human"
-    result = generate_one(spec, tmp_path_factory.mktemp("generated"))
+    spec, result, _ = publish_example(NAME, tmp_path_factory.mktemp("gen"))
     return spec, result
 
 
@@ -41,32 +39,6 @@ def _seed_where(env, self_service: bool) -> int:
             return seed
     raise AssertionError(f"no seed with self_service={self_service}")
 
-
-def test_published_and_report_ok(generated):
-    _, result = generated
-    assert result.published, result.error
-    report = result.report
-    assert report is not None and report.ok, report.problems
-    assert report.env_checker == "passed"
-    assert report.oracle == 1.0
-    assert set(REQUIRED_MUTANTS) <= set(report.mutants)
-    assert all(score < 1.0 for score in report.mutants.values()), report.mutants
-    assert report.random < 0.2 and report.passive < 0.2
-
-
-def test_oracle_and_mutants_on_every_seed(env_cls):
-    env = env_cls()
-    for seed in SEEDS:
-        assert run_scripted(env, "oracle", seed)[0] == 1.0
-        for mutant in REQUIRED_MUTANTS:
-            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
-
-
-def test_baselines_stay_low(env_cls):
-    env = env_cls()
-    for policy in (random_action, passive_action):
-        mean = sum(run_policy(env, policy, seed)[0] for seed in range(50)) / 50
-        assert mean < 0.2, policy.__name__
 
 
 def test_both_cases_occur_and_always_transfer_does_not_win(env_cls):
@@ -98,20 +70,6 @@ def test_transfer_ends_the_episode(env_cls):
     env.step(call(READ, reservation_id=target))
     obs, reward, terminated, truncated, info = env.step(call(TRANSFER, summary="flown segment"))
     assert obs == "Transfer successful" and terminated and not truncated and reward == 1.0 and info["success"]
-
-
-def test_deterministic(env_cls):
-    a, b = env_cls(), env_cls()
-    for seed in (0, 5, 11):
-        assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
-        assert a.oracle_actions() == b.oracle_actions()
-        run_scripted(a, "oracle", seed)
-        run_scripted(b, "oracle", seed)
-        assert a.messages == b.messages
-    a.reset(seed=0)
-    first = a.scenario.bindings
-    a.reset(seed=1)
-    assert a.scenario.bindings != first
 
 
 def test_planted_traces_score_exactly(env_cls):

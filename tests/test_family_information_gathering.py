@@ -7,23 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from _family import publish_example
+
 from trace_envs.checks.clauses import DEFAULT_ASK
-from trace_envs.generate.policies import passive_action, random_action, run_actions, run_policy, run_scripted
-from trace_envs.generate.publish import generate_one
-from trace_envs.generate.validate import REQUIRED_MUTANTS, env_class, import_module_from
+from trace_envs.generate.policies import run_actions
+from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.runtime.world import call
-from trace_envs.spec.io import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC_PATH = ROOT / "examples" / "specs" / "airline_ask_for_reservation_id.json"
+NAME = "airline_ask_for_reservation_id"
 SEEDS = range(20)
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    spec = load_specs(SPEC_PATH)[0]
-    assert spec.family == "information_gathering"
-    result = generate_one(spec, tmp_path_factory.mktemp("generated"))
+    spec, result, _ = publish_example(NAME, tmp_path_factory.mktemp("gen"))
     return spec, result
 
 
@@ -32,32 +30,6 @@ def env_cls(generated):
     _, result = generated
     return env_class(import_module_from(Path(result.path) / "env.py"))
 
-
-def test_published_and_report_ok(generated):
-    _, result = generated
-    assert result.published, result.error
-    report = result.report
-    assert report is not None and report.ok, report.problems
-    assert report.env_checker == "passed"
-    assert report.oracle == 1.0
-    assert set(REQUIRED_MUTANTS) <= set(report.mutants)
-    assert all(score < 1.0 for score in report.mutants.values()), report.mutants
-    assert report.random < 0.2 and report.passive < 0.2
-
-
-def test_oracle_and_mutants_on_every_seed(env_cls):
-    env = env_cls()
-    for seed in SEEDS:
-        assert run_scripted(env, "oracle", seed)[0] == 1.0
-        for mutant in REQUIRED_MUTANTS:
-            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
-
-
-def test_baselines_stay_low(env_cls):
-    env = env_cls()
-    for policy in (random_action, passive_action):
-        mean = sum(run_policy(env, policy, seed)[0] for seed in range(50)) / 50
-        assert mean < 0.2, policy.__name__
 
 
 def test_opening_hides_the_key_and_the_user_gives_it_when_asked(env_cls):
@@ -72,20 +44,6 @@ def test_opening_hides_the_key_and_the_user_gives_it_when_asked(env_cls):
     target = env.scenario.bindings["target"]
     reply, ended = env.say("Could you give me your reservation number please?")
     assert target in reply and not ended
-
-
-def test_deterministic(env_cls):
-    a, b = env_cls(), env_cls()
-    for seed in (0, 5, 11):
-        assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
-        assert a.oracle_actions() == b.oracle_actions()
-        run_scripted(a, "oracle", seed)
-        run_scripted(b, "oracle", seed)
-        assert a.messages == b.messages
-    a.reset(seed=0)
-    first = a.scenario.bindings
-    a.reset(seed=1)
-    assert a.scenario.bindings != first
 
 
 def test_planted_traces_score_exactly(env_cls):

@@ -5,12 +5,10 @@ Capability: airline_ask_for_reservation_id
 
 from __future__ import annotations
 
-from typing import Any
-
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, like_id, like_value, set_path
-from trace_envs.runtime.world import call, make_records, new_state, read_record, write_record
+from trace_envs.runtime.world import RecordEnv, call, make_records, new_state
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_ask_for_reservation_id","description":"When the user asks about one of their reservations without saying which, ask for the reservation id, look the reservation up with get_reservation_details using the id the user gave (never a guessed or another customer\'s id, and without changing anything), then tell the user what they asked.","family":"information_gathering","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'JG7FMM\'.","examples":["JG7FMM","LQ940Q"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":1859},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":1679}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}},{"name":"cancel_reservation","description":"Cancel the whole reservation.","kind":"write","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'JG7FMM\'.","examples":["GV1N64","M20IZO"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-03T05:35:00","destination":"DEN","flight_type":"round_trip","flights":[{"date":"2024-05-19","destination":"DEN","flight_number":"HAT003","origin":"LAS","price":561},{"date":"2024-05-20","destination":"LAS","flight_number":"HAT290","origin":"DEN","price":1339}],"insurance":"no","nonfree_baggages":0,"origin":"LAS","passengers":[{"dob":"1995-04-07","first_name":"James","last_name":"Patel"},{"dob":"1956-08-18","first_name":"James","last_name":"Sanchez"},{"dob":"1993-07-11","first_name":"Sophia","last_name":"Johansson"}],"payment_history":[{"amount":5700,"payment_id":"gift_card_1642017"},{"amount":-5700,"payment_id":"gift_card_1642017"}],"reservation_id":"GV1N64","status":"cancelled","total_baggages":3,"user_id":"james_patel_9828"}}],"roles":{"key":"reservation_id","read":"get_reservation_details"},"params":{"aliases":["reservation number","booking id","confirmation number"],"answer_field":"flights.0.flight_number","answer_label":"flight number of the first flight","label":"reservation id"},"policy":"- The agent must first obtain the user id and the reservation id.\\n- You should not provide any information, knowledge, or procedures not provided by the user or available tools, or give subjective recommendations or comments.\\n- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, upgrading cabin class, or updating passenger information), you must list the action details and obtain explicit user confirmation (yes) to proceed.","hint":"Ask the user for the reservation id before calling get_reservation_details; do not guess it.","knobs":{"entities":3,"requests":2,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"read_target","weight":1.0,"requires":[],"when":null,"description":"","type":"call_made","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"min_count":1},{"id":"asked_for_key","weight":2.0,"requires":["read_target"],"when":null,"description":"ask the user for the reservation_id instead of guessing it","type":"grounded","call":{"tool":"get_reservation_details","kind":null,"args":{},"match":"subset"},"args":["reservation_id"]},{"id":"answered","weight":1.0,"requires":["read_target"],"when":null,"description":"","type":"communicated","values":[{"$var":"answer"}],"mode":"all","after":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"}},{"id":"no_other_read","weight":1.0,"requires":["read_target"],"when":null,"description":"do not look up records the user did not give (another customer\'s, a guessed id)","type":"no_call","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$not":{"$var":"target"}}},"match":"subset"}},{"id":"no_write","weight":1.0,"requires":["read_target"],"when":null,"description":"","type":"no_call","call":{"tool":null,"kind":"write","args":{},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"fce503d6490c9a45a4fff617cf31e7cac9ab1328437eca3654cdd10c2203b986"}')
@@ -19,7 +17,7 @@ MENTION_OTHER = {"easy": False, "medium": False, "hard": True}
 UNIQUE_TRIES = 20
 
 
-class AirlineAskForReservationIdEnv(TraceEnv):
+class AirlineAskForReservationIdEnv(RecordEnv):
     SPEC = SPEC
 
     def build_scenario(self, rng) -> Scenario:
@@ -68,14 +66,6 @@ class AirlineAskForReservationIdEnv(TraceEnv):
             oracle=oracle,
             mutants=mutants,
         )
-
-    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
-        key = SPEC.roles["key"]
-        if name == SPEC.roles["read"]:
-            return read_record(state, key, args)
-        if self._kinds.get(name) == "write" and key in args:
-            return write_record(state, name, key, args)
-        raise ToolError(f"{name} is not available in this environment")
 
 
 Env = AirlineAskForReservationIdEnv

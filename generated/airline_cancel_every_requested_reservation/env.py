@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.world import call, canonical_json, fill_arguments, make_records, new_state, read_record, write_and_echo
+from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_cancel_every_requested_reservation","description":"When the user asks to cancel several reservations in one message, look up and cancel every one of them, not just the first.","family":"multi_request_completion","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["JG7FMM","LQ940Q","2FBBAH"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":1859},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":1679}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}},{"name":"cancel_reservation","description":"Cancel the whole reservation.","kind":"write","parameters":{"properties":{"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["GV1N64","M20IZO","NQNU5R"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-03T05:35:00","destination":"DEN","flight_type":"round_trip","flights":[{"date":"2024-05-19","destination":"DEN","flight_number":"HAT003","origin":"LAS","price":561},{"date":"2024-05-20","destination":"LAS","flight_number":"HAT290","origin":"DEN","price":1339}],"insurance":"no","nonfree_baggages":0,"origin":"LAS","passengers":[{"dob":"1995-04-07","first_name":"James","last_name":"Patel"},{"dob":"1956-08-18","first_name":"James","last_name":"Sanchez"},{"dob":"1993-07-11","first_name":"Sophia","last_name":"Johansson"}],"payment_history":[{"amount":5700,"payment_id":"gift_card_1642017"},{"amount":-5700,"payment_id":"gift_card_1642017"}],"reservation_id":"GV1N64","status":"cancelled","total_baggages":3,"user_id":"james_patel_9828"}}],"roles":{"key":"reservation_id","read":"get_reservation_details","write":"cancel_reservation"},"params":{},"policy":"- All reservations can be cancelled within 24 hours of booking, or if the airline cancelled the flight. Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought and the condition is met, and business flights can always be cancelled. The rules are strict regardless of the membership status. The API does not check these for the agent, so the agent must make sure the rules apply before calling the API!\\n\\n- The refund will go to original payment methods in 5 to 7 business days.","hint":"The user listed several reservations: check each with get_reservation_details and cancel each one before you wrap up.","knobs":{"entities":3,"requests":3,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"all_requests","weight":3.0,"requires":[],"when":null,"description":"complete every request the user made","type":"all_completed","calls":[{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_0"}},"match":"subset"},{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_1"}},"match":"subset"},{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_2"}},"match":"subset"}]},{"id":"read_before_write_0","weight":1.0,"requires":["all_requests"],"when":null,"description":"","type":"order","first":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_0"}},"match":"subset"},"then":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_0"}},"match":"subset"},"join":["reservation_id"]},{"id":"read_before_write_1","weight":1.0,"requires":["all_requests"],"when":null,"description":"","type":"order","first":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_1"}},"match":"subset"},"then":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_1"}},"match":"subset"},"join":["reservation_id"]},{"id":"read_before_write_2","weight":1.0,"requires":["all_requests"],"when":null,"description":"","type":"order","first":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_2"}},"match":"subset"},"then":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target_2"}},"match":"subset"},"join":["reservation_id"]},{"id":"no_other_write","weight":1.0,"requires":["all_requests"],"when":null,"description":"","type":"no_call","call":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$not":{"$in":{"$var":"targets"}}}},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"85f222c76cf4d7b9d0b15af885bf2056106298901c6483045eeb116c1a6b662f"}')
@@ -31,7 +31,7 @@ if _check_size() not in (None, REQUESTS):
     )
 
 
-class AirlineCancelEveryRequestedReservationEnv(TraceEnv):
+class AirlineCancelEveryRequestedReservationEnv(RecordEnv):
     SPEC = SPEC
 
     def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
@@ -79,14 +79,6 @@ class AirlineCancelEveryRequestedReservationEnv(TraceEnv):
             oracle=oracle,
             mutants=mutants,
         )
-
-    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
-        key = SPEC.roles["key"]
-        if name == SPEC.roles["read"]:
-            return read_record(state, key, args)
-        if name == SPEC.roles["write"]:
-            return write_and_echo(SPEC, state, name, key, args)
-        raise ToolError(f"{name} is not available in this environment")
 
 
 def _enumerate(items: list[str]) -> str:

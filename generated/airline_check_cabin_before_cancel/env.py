@@ -5,18 +5,16 @@ Capability: airline_check_cabin_before_cancel
 
 from __future__ import annotations
 
-from typing import Any
-
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.world import call, canonical_json, fill_arguments, make_records, new_state, read_record, write_record
+from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_check_cabin_before_cancel","description":"Before cancelling a reservation, look it up with get_reservation_details and check its cabin: only business-class reservations may be cancelled for a refund outside the 24-hour window; otherwise refuse and tell the user the cabin is the reason.","family":"precondition_before_write","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'8JX2WO\'.","examples":["8JX2WO"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":1859},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":1679}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}},{"name":"cancel_reservation","description":"Cancel the whole reservation.","kind":"write","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'8JX2WO\'.","examples":["8JX2WO"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":null}],"roles":{"key":"reservation_id","read":"get_reservation_details","write":"cancel_reservation"},"params":{"allowed":["business"],"blocked":["economy","basic_economy"],"field":"cabin"},"policy":"The agent can only cancel the whole trip that is not flown. A reservation booked more than 24 hours ago may only be cancelled if the cabin is business (or the airline cancelled the flight, or the user has travel insurance and a covered reason). Look up the reservation before acting on it.","hint":"Call get_reservation_details first and read the cabin before deciding whether to cancel.","knobs":{"entities":3,"requests":2,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"read_target","weight":1.0,"requires":[],"when":null,"description":"look up the record with get_reservation_details","type":"call_made","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"min_count":1},{"id":"write_after_read","weight":2.0,"requires":["read_target"],"when":"allowed","description":"perform cancel_reservation only after checking the record","type":"order","first":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"then":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"join":["reservation_id"]},{"id":"no_forbidden_write","weight":2.0,"requires":["read_target"],"when":"!allowed","description":"do not cancel_reservation when the precondition fails","type":"no_call","call":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"}},{"id":"explained","weight":1.0,"requires":["read_target"],"when":"!allowed","description":"tell the user why the request cannot be done","type":"communicated","values":[{"$var":"reason"}],"mode":"all","after":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"}},{"id":"no_other_write","weight":1.0,"requires":["read_target"],"when":null,"description":"","type":"no_call","call":{"tool":"cancel_reservation","kind":null,"args":{"reservation_id":{"$not":{"$var":"target"}}},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"8bcbc57f63e90a53f297d3ee447152fe2e25ae10120faf33db969c98e9ce64f9"}')
 ALLOWED_SHARE = {"easy": 0.7, "medium": 0.5, "hard": 0.5}
 
 
-class AirlineCheckCabinBeforeCancelEnv(TraceEnv):
+class AirlineCheckCabinBeforeCancelEnv(RecordEnv):
     SPEC = SPEC
 
     def build_scenario(self, rng) -> Scenario:
@@ -66,14 +64,6 @@ class AirlineCheckCabinBeforeCancelEnv(TraceEnv):
             oracle=oracle,
             mutants=mutants,
         )
-
-    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
-        key = SPEC.roles["key"]
-        if name == SPEC.roles["read"]:
-            return read_record(state, key, args)
-        if name == SPEC.roles["write"]:
-            return write_record(state, name, key, args)
-        raise ToolError(f"{name} is not available in this environment")
 
 
 Env = AirlineCheckCabinBeforeCancelEnv

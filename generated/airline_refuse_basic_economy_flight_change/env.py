@@ -5,18 +5,16 @@ Capability: airline_refuse_basic_economy_flight_change
 
 from __future__ import annotations
 
-from typing import Any
-
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import request_phrase
 from trace_envs.runtime.records import set_path
-from trace_envs.runtime.world import call, canonical_json, fill_arguments, make_records, new_state, read_record, write_and_echo
+from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_refuse_basic_economy_flight_change","description":"Refuse to change the flights of a basic economy reservation: look it up, make no change and tell the user that the basic economy cabin is the reason.","family":"policy_refusal","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["JG7FMM","LQ940Q","2FBBAH"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":1859},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":1679}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}},{"name":"update_reservation_flights","description":"Update the flight information of a reservation.","kind":"write","parameters":{"properties":{"cabin":{"enum":["basic_economy","economy","business"],"examples":["economy","business"],"type":"string"},"flights":{"description":"An array of objects containing details about each piece of flight in the ENTIRE new reservation. Even if the a flight segment is not changed, it should still be included in the array.","examples":[[{"date":"2024-05-21","flight_number":"HAT028"},{"date":"2024-05-21","flight_number":"HAT277"}],[{"date":"2024-05-28","flight_number":"HAT080"},{"date":"2024-05-28","flight_number":"HAT076"},{"date":"2024-05-30","flight_number":"HAT255"},{"date":"2024-05-30","flight_number":"HAT148"}],[{"date":"2024-05-27","flight_number":"HAT078"},{"date":"2024-05-27","flight_number":"HAT118"},{"date":"2024-05-27","flight_number":"HAT229"},{"date":"2024-05-27","flight_number":"HAT266"}]],"items":{"type":"object"},"type":"array"},"payment_id":{"description":"The payment id stored in user profile, such as \'credit_card_7815826\', \'gift_card_7815826\', \'certificate_7815826\'.","examples":["credit_card_2929732","gift_card_3481935","gift_card_7480005"],"type":"string"},"reservation_id":{"description":"The reservation ID, such as \'ZFA04Y\'.","examples":["JG7FMM","2FBBAH","OBUT9V"],"type":"string"}},"required":["reservation_id","cabin","flights","payment_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":140},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":101}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"},{"amount":-6594,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}}],"roles":{"key":"reservation_id","read":"get_reservation_details","write":"update_reservation_flights"},"params":{"blocked":["basic_economy"],"field":"cabin"},"policy":"- Change flights: Basic economy flights cannot be modified. Other reservations can be modified without changing the origin, destination, and trip type. Some flight segments can be kept, but their prices will not be updated based on the current price. The API does not check these for the agent, so the agent must make sure the rules apply before calling the API!\\n\\n- You should deny user requests that are against this policy.","hint":"Check the cabin with get_reservation_details before changing flights: basic economy flights cannot be modified, so refuse and say why.","knobs":{"entities":3,"requests":2,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"read_target","weight":1.0,"requires":[],"when":null,"description":"check the record against the policy","type":"call_made","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"},"min_count":1},{"id":"no_forbidden_write","weight":2.0,"requires":["read_target"],"when":null,"description":"","type":"no_call","call":{"tool":"update_reservation_flights","kind":null,"args":{},"match":"subset"}},{"id":"explained","weight":1.0,"requires":["read_target"],"when":null,"description":"explain which rule forbids the request","type":"communicated","values":[{"$var":"reason"},{"$var":"reason_words"}],"mode":"any","after":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target"}},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"76ce846cbad08ac347ca8bd87d20753d6e133fa638760e38368c1bd45a77d380"}')
 
 
-class AirlineRefuseBasicEconomyFlightChangeEnv(TraceEnv):
+class AirlineRefuseBasicEconomyFlightChangeEnv(RecordEnv):
     SPEC = SPEC
 
     def build_scenario(self, rng) -> Scenario:
@@ -62,14 +60,6 @@ class AirlineRefuseBasicEconomyFlightChangeEnv(TraceEnv):
             oracle=oracle,
             mutants=mutants,
         )
-
-    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
-        key = SPEC.roles["key"]
-        if name == SPEC.roles["read"]:
-            return read_record(state, key, args)
-        if name == SPEC.roles["write"]:
-            return write_and_echo(SPEC, state, name, key, args)
-        raise ToolError(f"{name} is not available in this environment")
 
 
 Env = AirlineRefuseBasicEconomyFlightChangeEnv

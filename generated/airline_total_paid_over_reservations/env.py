@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, set_path
-from trace_envs.runtime.world import call, fill_arguments, make_records, new_state, read_record, write_record
+from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
 from trace_envs.spec.model import CapabilitySpec
 
 SPEC = CapabilitySpec.model_validate_json('{"name":"airline_total_paid_over_reservations","description":"When the user asks for a total (or maximum, minimum, count) over several of their reservations, look up every reservation they named with get_reservation_details, compute the figure from the records and report it only after reading them, without changing anything or reading other reservations.","family":"aggregation_arithmetic","domain":"airline","tools":[{"name":"get_reservation_details","description":"Get the details of a reservation.","kind":"read","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'JG7FMM\'.","examples":["JG7FMM","LQ940Q"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-11T08:28:51","destination":"CLT","flight_type":"one_way","flights":[{"date":"2024-05-21","destination":"BOS","flight_number":"HAT028","origin":"MCO","price":1859},{"date":"2024-05-21","destination":"CLT","flight_number":"HAT277","origin":"BOS","price":1679}],"insurance":"yes","nonfree_baggages":0,"origin":"MCO","passengers":[{"dob":"1982-10-19","first_name":"Omar","last_name":"Davis"},{"dob":"1950-05-04","first_name":"Fatima","last_name":"Patel"}],"payment_history":[{"amount":7136,"payment_id":"credit_card_2929732"}],"reservation_id":"JG7FMM","total_baggages":3,"user_id":"omar_davis_3817"}},{"name":"cancel_reservation","description":"Cancel the whole reservation.","kind":"write","parameters":{"properties":{"reservation_id":{"description":"The reservation id, such as \'JG7FMM\'.","examples":["GV1N64","M20IZO"],"type":"string"}},"required":["reservation_id"],"type":"object"},"result_example":{"cabin":"business","created_at":"2024-05-03T05:35:00","destination":"DEN","flight_type":"round_trip","flights":[{"date":"2024-05-19","destination":"DEN","flight_number":"HAT003","origin":"LAS","price":561},{"date":"2024-05-20","destination":"LAS","flight_number":"HAT290","origin":"DEN","price":1339}],"insurance":"no","nonfree_baggages":0,"origin":"LAS","passengers":[{"dob":"1995-04-07","first_name":"James","last_name":"Patel"},{"dob":"1956-08-18","first_name":"James","last_name":"Sanchez"},{"dob":"1993-07-11","first_name":"Sophia","last_name":"Johansson"}],"payment_history":[{"amount":5700,"payment_id":"gift_card_1642017"},{"amount":-5700,"payment_id":"gift_card_1642017"}],"reservation_id":"GV1N64","status":"cancelled","total_baggages":3,"user_id":"james_patel_9828"}}],"roles":{"key":"reservation_id","read":"get_reservation_details"},"params":{"field":"payment_history.0.amount","label":"amount paid","op":"sum"},"policy":"- You should not provide any information, knowledge, or procedures not provided by the user or available tools, or give subjective recommendations or comments.\\n- Each reservation has an reservation id, user id, trip type (one way, round trip), flights, passengers, payment methods, created time, baggages, and travel insurance information.\\n- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, upgrading cabin class, or updating passenger information), you must list the action details and obtain explicit user confirmation (yes) to proceed.","hint":"Call get_reservation_details for every reservation the user listed, then add up the amounts.","knobs":{"entities":5,"requests":3,"distractors":2,"difficulty":"medium","hint_rate":0.0,"max_turns":16},"check":{"clauses":[{"id":"read_all","weight":1.0,"requires":[],"when":null,"description":"look up every record involved","type":"all_completed","calls":[{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_0"}},"match":"subset"},{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_1"}},"match":"subset"},{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$var":"target_2"}},"match":"subset"}]},{"id":"correct_answer","weight":2.0,"requires":["read_all"],"when":null,"description":"report the computed value after reading the data","type":"communicated","values":[{"$var":"answer"}],"mode":"all","after":{"tool":"get_reservation_details","kind":null,"args":{},"match":"subset"}},{"id":"no_write","weight":1.0,"requires":["read_all"],"when":null,"description":"","type":"no_call","call":{"tool":null,"kind":"write","args":{},"match":"subset"}},{"id":"no_other_read","weight":1.0,"requires":["read_all"],"when":null,"description":"read only the records the user asked about","type":"no_call","call":{"tool":"get_reservation_details","kind":null,"args":{"reservation_id":{"$not":{"$in":{"$var":"targets"}}}},"match":"subset"}}],"applies_if":[]},"label_check":null,"evidence":{"cov":null,"delta":null,"er_minus":null,"er_plus":null,"passes":null,"resamples":null,"lacking_failed":[],"present_passed":[],"source":"hand-written"},"spec_hash":"5926831dbea556a3c74c7c5f31a516a13f8cfdfc45e8a2abc77980bc76a34980"}')
@@ -18,7 +18,7 @@ OPS = ("sum", "max", "min", "count")
 ZERO_SHARE = 0.4  # op count: share of listed records whose value is set to zero
 
 
-class AirlineTotalPaidOverReservationsEnv(TraceEnv):
+class AirlineTotalPaidOverReservationsEnv(RecordEnv):
     SPEC = SPEC
 
     def build_scenario(self, rng) -> Scenario:
@@ -72,14 +72,6 @@ class AirlineTotalPaidOverReservationsEnv(TraceEnv):
             oracle=oracle,
             mutants=mutants,
         )
-
-    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
-        key = SPEC.roles["key"]
-        if name == SPEC.roles["read"]:
-            return read_record(state, key, args)
-        if self._kinds.get(name) == "write" and key in args:
-            return write_record(state, name, key, args)
-        raise ToolError(f"{name} is not available in this environment")
 
 
 def _aggregate(op: str, values: list[float | int]) -> float | int:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from trace_envs.runtime.records import example_for, like_value, unique_ids
+from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.scenario import ToolError
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
@@ -93,3 +94,25 @@ def write_and_echo(spec: CapabilitySpec, state: dict[str, Any], name: str, key: 
 def canonical_json(value: Any) -> str:
     """Arguments as the user states them in a request: JSON with sorted keys (deterministic text)."""
     return json.dumps(value, sort_keys=True)
+
+
+DEFAULT_HANDOFF_RESULT = "Transfer successful"
+
+
+class RecordEnv(TraceEnv):
+    """A TraceEnv whose tools act on records keyed by the spec's `key` role: the `read` tool returns the record, any
+    write tool records the write and answers like the target, the `handoff` tool records the transfer (and, being a
+    terminal tool in the handoff family, ends the episode). Anything else is not available."""
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        roles = self.SPEC.roles
+        key = roles["key"]
+        if name == roles.get("read"):
+            return read_record(state, key, args)
+        if name == roles.get("handoff"):
+            state.setdefault("handoffs", []).append(dict(args))
+            example = self.SPEC.tool(name).result_example
+            return example if isinstance(example, str) and example else DEFAULT_HANDOFF_RESULT
+        if self._kinds.get(name) == "write" and key in args:
+            return write_and_echo(self.SPEC, state, name, key, args)
+        raise ToolError(f"{name} is not available in this environment")

@@ -1,0 +1,52 @@
+"""What every family's env owes its users, checked on each committed example spec (one per family): it publishes
+with a clean validation report, the oracle scores 1.0 and every mutant less on every seed, random and passive policies
+stay below 0.2, closing messages ask nothing, and the same seed gives the same episode."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from _family import EXAMPLES, publish_example
+from trace_envs.checks.clauses import DEFAULT_ASK
+from trace_envs.generate.policies import run_scripted
+from trace_envs.generate.validate import REQUIRED_MUTANTS
+
+NAMES = sorted(p.stem for p in EXAMPLES.glob("*.json"))
+SEEDS = range(20)
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def published(request, tmp_path_factory):
+    return publish_example(request.param, tmp_path_factory.mktemp("gen"))
+
+
+def test_report_is_clean(published):
+    _, result, _ = published
+    report = result.report
+    assert report.ok, report.problems
+    assert report.oracle == 1.0 and report.env_checker == "passed"
+    assert set(REQUIRED_MUTANTS) <= set(report.mutants) and all(v < 1.0 for v in report.mutants.values())
+    assert report.random < 0.2 and report.passive < 0.2
+
+
+def test_oracle_and_every_mutant_on_every_seed(published):
+    _, _, cls = published
+    env = cls()
+    for seed in SEEDS:
+        assert run_scripted(env, "oracle", seed)[0] == 1.0, seed
+        closing = env.oracle_actions()[-1]
+        if not closing.lstrip().startswith("{"):
+            assert "?" not in closing and not re.search(DEFAULT_ASK, closing), closing
+        for mutant in REQUIRED_MUTANTS:
+            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] < 1.0, (seed, mutant)
+
+
+def test_same_seed_same_episode(published):
+    _, _, cls = published
+    a, b = cls(), cls()
+    for seed in (0, 3, 11):
+        assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
+        assert a.oracle_actions() == b.oracle_actions() and a.mutant_actions() == b.mutant_actions()
+        assert run_scripted(a, "oracle", seed)[1]["messages"] == run_scripted(b, "oracle", seed)[1]["messages"]
