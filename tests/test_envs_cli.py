@@ -1,0 +1,71 @@
+"""`trace-envs schema | list | check | play | generate` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+from typer.testing import CliRunner
+
+import trace_envs  # noqa: F401
+from trace_envs.cli import _load_commands, app
+from trace_envs.spec.io import json_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = "trace/airline_check_cabin_before_cancel"
+FAMILIES = 8
+
+_load_commands()
+
+
+def run(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(app, list(args), input=stdin)
+
+
+def test_schema_prints_the_spec_schema():
+    res = run("schema")
+    assert res.exit_code == 0 and json.loads(res.stdout) == json_schema()
+
+
+def test_list_json_covers_the_eight_families():
+    res = run("list", "--json")
+    assert res.exit_code == 0
+    rows = json.loads(res.stdout)
+    assert {"id", "family", "path", "description"} <= set(rows[0])
+    assert len(rows) >= 8 and len({r["family"] for r in rows}) == FAMILIES
+
+
+def test_check_json_reports_every_measure():
+    res = run("check", ENV, "--json", "--seeds", "5")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["oracle"] == 1.0 and report["env_checker"] == "passed"
+    assert all(v < 1.0 for v in report["mutants"].values()) and report["random"] < 0.2 and report["passive"] < 0.2
+
+
+def test_check_unknown_env_is_exit_2():
+    res = run("check", "trace/nope")
+    assert res.exit_code == 2 and "no env 'trace/nope'" in res.output
+
+
+def test_play_the_oracle_in_the_terminal():
+    env = gym.make(ENV)
+    env.reset(seed=3)
+    actions = env.unwrapped.oracle_actions()
+    res = run("play", ENV, "--seed", "3", stdin="/tools\n" + "\n".join(actions) + "\n")
+    assert res.exit_code == 0, res.output
+    assert "episode over: reward 1.000" in res.output
+
+
+def test_generate_reports_a_spec_that_fails_validation(tmp_path):
+    spec = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
+    spec["params"]["allowed"] = []  # no value ever allows the write: the oracle cannot be written
+    spec["name"] = "broken_precondition"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(spec))
+    res = run("generate", str(path), "-o", str(tmp_path / "out"), "--json")
+    assert res.exit_code == 1
+    line = json.loads(res.stdout.strip().splitlines()[-1])
+    assert line["published"] is False and line["error"]
+    assert not (tmp_path / "out" / "broken_precondition").exists()
