@@ -40,7 +40,7 @@ train-demo: model
 
 # Rebuild the committed example specs from ../shared/data and regenerate the bundled envs from them.
 regenerate: install
-	for f in examples/specs/build_specs_*.py; do $(BIN)/python $$f; done
+	$(BIN)/python examples/specs/build_example_specs.py
 	$(BIN)/trace-envs generate examples/specs/*.json -o generated
 
 clean:

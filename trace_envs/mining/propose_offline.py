@@ -23,7 +23,8 @@ from trace_envs.checks.clauses import (
 )
 from trace_envs.mining.label import Candidate
 from trace_envs.mining.params import ResultIndex, infer_params
-from trace_envs.spec.model import FAMILY_REQUIREMENTS, CapabilitySpec, ToolSpec
+from trace_envs.spec.from_profile import tool_spec
+from trace_envs.spec.model import FAMILY_REQUIREMENTS, CapabilitySpec
 from trace_envs.trajectories.models import Run
 
 HANDOFF_PATTERN = re.compile(r"(transfer|handoff|hand_off|escalat|human)", re.I)
@@ -43,18 +44,6 @@ def _domain_slug(domain: str) -> str:
     d = re.sub(r"[^a-z0-9_-]+", "_", (domain or "custom").lower()).strip("_-")
     return d[:41] if d and d[0].isalpha() else "custom"
 
-
-def tool_spec(profile: Any, name: str) -> ToolSpec:
-    """The profile's tool as a ToolSpec (name, description, kind, parameters, result example)."""
-    t = profile.tools.get(name) if profile is not None else None
-    if t is None:
-        return ToolSpec(name=name)
-    params = t.parameters if isinstance(t.parameters, dict) else {}
-    params = {"type": "object", "properties": dict(params.get("properties", {})), "required": list(params.get("required", []))}
-    params["properties"] = {k: v for k, v in params["properties"].items() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", k)}
-    params["required"] = [r for r in params["required"] if r in params["properties"]]
-    return ToolSpec(name=name, description=(getattr(t, "description", None) or "")[:4000], kind=t.kind,
-                    parameters=params, result_example=t.result_example)
 
 
 def _args(profile: Any, tool: str) -> list[str]:

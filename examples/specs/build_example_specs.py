@@ -1,0 +1,234 @@
+"""Build the hand-written example specs, one per capability family, over the real tau-bench airline domain.
+
+    .venv/bin/python examples/specs/build_example_specs.py [--data ../shared/data/tau-bench] [--out examples/specs]
+
+Tools come from the DomainProfile of the gpt-4o airline runs (names, argument types, required arguments, example
+values, kinds, a real result), with tau-bench's own tool descriptions; policy excerpts are quoted verbatim from
+airline-wiki.md; each spec's check is `env_check(family, roles, params, requests=knobs.requests)`. `make regenerate`
+runs this, then regenerates generated/ from the specs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trace_envs.checks.trace import parse_result
+from trace_envs.spec.families import env_check
+from trace_envs.spec.from_profile import tool_spec
+from trace_envs.spec.model import CapabilitySpec, ScenarioKnobs, ToolSpec
+from trace_envs.trajectories.loaders import load_runs
+from trace_envs.trajectories.profile import build_profile
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parents[2] / "shared" / "data" / "tau-bench"
+KEY = "reservation_id"
+
+# tau-bench's own tool and argument descriptions (tau_bench/envs/airline/tools/*.py).
+DESCRIPTIONS = {
+    "get_reservation_details": "Get the details of a reservation.",
+    "cancel_reservation": "Cancel the whole reservation.",
+    "update_reservation_baggages": "Update the baggage information of a reservation.",
+    "update_reservation_flights": "Update the flight information of a reservation.",
+    "transfer_to_human_agents": (
+        "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly "
+        "asks for a human agent, or if the user's issue cannot be resolved by the agent with the available tools."
+    ),
+}
+ARG_DESCRIPTIONS = {
+    "reservation_id": "The reservation ID, such as 'ZFA04Y'.",
+    "total_baggages": "The updated total number of baggage items included in the reservation.",
+    "nonfree_baggages": "The updated number of non-free baggage items included in the reservation.",
+    "payment_id": "The payment id stored in user profile, such as 'credit_card_7815826', 'gift_card_7815826', "
+    "'certificate_7815826'.",
+    "flights": "An array of objects containing details about each piece of flight in the ENTIRE new reservation. "
+    "Even if the a flight segment is not changed, it should still be included in the array.",
+    "cabin": "The cabin class of the reservation.",
+    "summary": "A summary of the user's issue.",
+}
+
+
+class Domain:
+    """The airline runs, their profile and the wiki, with helpers to cut tools and policy excerpts from them."""
+
+    def __init__(self, data: Path):
+        self.runs = load_runs([data / "gpt-4o-airline.json"]).runs
+        self.profile = build_profile(self.runs)
+        self.wiki = [line.strip() for line in (data / "airline-wiki.md").read_text().splitlines()]
+
+    def results(self, name: str) -> list[Any]:
+        return [parse_result(c.result) for r in self.runs for c in r.agent_calls if c.name == name and not c.error]
+
+    def tool(self, name: str, pick: Callable[[Any], bool] | None = None) -> ToolSpec:
+        """The tool with tau-bench's descriptions; `pick` chooses which real result its records imitate."""
+        example = next((r for r in self.results(name) if pick is None or pick(r)), None)
+        spec = tool_spec(self.profile, name, description=DESCRIPTIONS[name], result_example=example)
+        for arg, schema in spec.properties.items():
+            if arg in ARG_DESCRIPTIONS:
+                schema["description"] = ARG_DESCRIPTIONS[arg]
+        if "cabin" in spec.properties:
+            spec.properties["cabin"]["enum"] = ["basic_economy", "economy", "business"]
+        return spec
+
+    def policy(self, *starts: str) -> str:
+        """The wiki's lines that begin with each of `starts` (after the bullet), verbatim."""
+        out = []
+        for start in starts:
+            hits = [line for line in self.wiki if line.lstrip("- ").startswith(start)]
+            if not hits:
+                raise LookupError(f"no policy line starts with {start!r}")
+            out.append(hits[0])
+        return "\n".join(out)
+
+
+def active(r: Any) -> bool:
+    """A reservation that is not cancelled: the shape a lookup usually returns."""
+    return isinstance(r, dict) and "status" not in r
+
+
+def spec(name: str, description: str, family: str, tools: list[ToolSpec], roles: dict[str, str], policy: str,
+         hint: str, params: dict[str, Any] | None = None, **knobs: Any) -> CapabilitySpec:
+    knob = ScenarioKnobs(**knobs)
+    params = params or {}
+    return CapabilitySpec(
+        name=name, description=description, family=family, domain="airline", tools=tools, roles=roles, params=params,
+        policy=policy, hint=hint, knobs=knob, check=env_check(family, roles, params, requests=knob.requests),
+    ).with_hash()
+
+
+def build(data: Path) -> list[CapabilitySpec]:
+    d = Domain(data)
+    # Each spec's records imitate a real reservation its request makes sense on: no checked bags yet when the user adds
+    # bags (the policy forbids removing them), business class when the user cancels (always cancellable).
+    read = d.tool("get_reservation_details", active)
+    read_no_bags = d.tool("get_reservation_details", lambda r: active(r) and r.get("total_baggages") == 0)
+    read_business = d.tool("get_reservation_details", lambda r: active(r) and r.get("cabin") == "business")
+    cancel = d.tool("cancel_reservation")
+    baggages = d.tool("update_reservation_baggages")
+    flights = d.tool("update_reservation_flights")
+    transfer = d.tool("transfer_to_human_agents")
+    rw = lambda write: {"read": read.name, "write": write.name, "key": KEY}  # noqa: E731
+    return [
+        spec(
+            "airline_check_cabin_before_cancel",
+            "Before cancelling a reservation, look it up with get_reservation_details and check its cabin: only "
+            "business-class reservations may be cancelled for a refund outside the 24-hour window; otherwise refuse "
+            "and tell the user the cabin is the reason.",
+            "precondition_before_write", [read, cancel], rw(cancel),
+            d.policy("The agent can only cancel the whole trip that is not flown.",
+                     "All reservations can be cancelled within 24 hours of booking"),
+            "Call get_reservation_details first and read the cabin before deciding whether to cancel.",
+            params={"field": "cabin", "allowed": ["business"], "blocked": ["economy", "basic_economy"]},
+        ),
+        spec(
+            "airline_confirm_before_baggage_update",
+            "Before updating a reservation's baggage, list the action details and get an explicit yes from the user; "
+            "when the user says no, make no change.",
+            "confirmation_before_write", [read_no_bags, baggages], rw(baggages),
+            d.policy("Before taking any actions that update the booking database", "Change baggage and insurance"),
+            "Look the reservation up, state exactly what you will change and ask the user to confirm; call "
+            "update_reservation_baggages only after the user answers yes.",
+            difficulty="hard",
+        ),
+        spec(
+            "airline_cancel_every_requested_reservation",
+            "When the user asks to cancel several reservations in one message, look up and cancel every one of them, "
+            "not just the first.",
+            "multi_request_completion", [read_business, cancel], rw(cancel),
+            d.policy("All reservations can be cancelled within 24 hours of booking", "The refund will go to original"),
+            "The user listed several reservations: check each with get_reservation_details and cancel each one before "
+            "you wrap up.",
+            requests=3, distractors=2,
+        ),
+        spec(
+            "airline_payment_id_from_reservation",
+            "When the user wants to pay with the payment method already on a reservation, read the payment id from the "
+            "reservation's payment history instead of guessing it.",
+            "argument_grounding", [read_no_bags, baggages], {**rw(baggages), "arg": "payment_id"},
+            d.policy("Change baggage and insurance", "You should not provide any information, knowledge, or procedures"),
+            "Call get_reservation_details and pass the payment_id of the reservation's payment_history exactly as it "
+            "is returned.",
+            params={"source_field": "payment_history.0.payment_id"},
+        ),
+        spec(
+            "airline_refuse_basic_economy_flight_change",
+            "Refuse to change the flights of a basic economy reservation: look it up, make no change and tell the user "
+            "that the basic economy cabin is the reason.",
+            "policy_refusal", [read, flights], rw(flights),
+            d.policy("Change flights: Basic economy flights cannot be modified.", "You should deny user requests"),
+            "Check the cabin with get_reservation_details before changing flights: basic economy flights cannot be "
+            "modified, so refuse and say why.",
+            params={"field": "cabin", "blocked": ["basic_economy"]},
+        ),
+        spec(
+            "airline_ask_for_reservation_id",
+            "When the user asks about one of their reservations without saying which, ask for the reservation id, "
+            "look the reservation up with get_reservation_details using the id the user gave (never a guessed or "
+            "another customer's id, and without changing anything), then tell the user what they asked.",
+            "information_gathering", [read, cancel], {"read": read.name, "key": KEY},
+            d.policy("The agent must first obtain the user id and the reservation id.",
+                     "You should not provide any information, knowledge, or procedures",
+                     "Before taking any actions that update the booking database"),
+            "Ask the user for the reservation id before calling get_reservation_details; do not guess it.",
+            params={
+                "label": "reservation id",
+                "aliases": ["reservation number", "booking id", "confirmation number"],
+                "answer_field": "flights.0.flight_number",
+                "answer_label": "flight number of the first flight",
+            },
+        ),
+        spec(
+            "airline_total_paid_over_reservations",
+            "When the user asks for a total (or maximum, minimum, count) over several of their reservations, look up "
+            "every reservation they named with get_reservation_details, compute the figure from the records and "
+            "report it only after reading them, without changing anything or reading other reservations.",
+            "aggregation_arithmetic", [read, cancel], {"read": read.name, "key": KEY},
+            d.policy("You should not provide any information, knowledge, or procedures",
+                     "Each reservation has an reservation id",
+                     "Before taking any actions that update the booking database"),
+            "Call get_reservation_details for every reservation the user listed, then add up the amounts.",
+            params={"field": "payment_history.0.amount", "op": "sum", "label": "amount paid"},
+            entities=5, requests=3,
+        ),
+        spec(
+            "airline_transfer_when_trip_flown",
+            "When the user asks to cancel a reservation, look it up first; if a segment has already been flown the "
+            "agent cannot help and must transfer to a human agent with transfer_to_human_agents (never cancel it); "
+            "otherwise cancel it without transferring.",
+            "handoff_to_human", [read, cancel, transfer],
+            {"read": read.name, "handoff": transfer.name, "write": cancel.name, "key": KEY},
+            d.policy("The current time is", "You should transfer the user to a human agent if and only if",
+                     "All reservations can be cancelled within 24 hours of booking",
+                     "The agent can only cancel the whole trip that is not flown."),
+            "Call get_reservation_details first; if the first flight has landed or is flying, transfer to a human.",
+            params={
+                # tau-bench flight statuses: a segment that is flying or has landed has been used
+                "field": "flights.0.status",
+                "blocked": ["landed", "flying"],
+                "allowed": ["available", "on time", "delayed"],
+                # keep the self-service case within the cancellation rules: business can always be cancelled
+                "set_fields": {"cabin": "business"},
+                # and the first flight's date agrees with its status (the wiki's current time is 2024-05-15 15:00 EST)
+                "blocked_fields": {"flights.0.date": "2024-05-15"},
+                "allowed_fields": {"flights.0.date": "2024-05-17"},
+            },
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with gpt-4o-airline.json and airline-wiki.md")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    for s in build(args.data):
+        path = args.out / f"{s.name}.json"
+        path.write_text(json.dumps(s.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

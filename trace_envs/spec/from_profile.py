@@ -1,0 +1,44 @@
+"""A target tool as a ToolSpec, from the DomainProfile inferred from real runs: same name, argument schema (types,
+required, example values), kind and a real result example, so what an env teaches transfers back to the target."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trace_envs.spec.model import ARG_NAME_PATTERN, ToolSpec
+
+
+def tool_spec(profile: Any, name: str, *, description: str | None = None, result_example: Any = None) -> ToolSpec:
+    """The profile's tool `name` as a ToolSpec; `description` and `result_example` override the profile's."""
+    t = profile.tools.get(name) if profile is not None else None
+    if t is None:
+        return ToolSpec(name=name, description=description or "")
+    params = t.parameters if isinstance(t.parameters, dict) else {}
+    props: dict[str, Any] = {}
+    for arg, schema in dict(params.get("properties", {})).items():
+        if not re.fullmatch(ARG_NAME_PATTERN, arg):
+            continue
+        schema = dict(schema) if isinstance(schema, dict) else {}
+        examples = list(getattr(t, "examples", {}).get(arg) or [])
+        if examples:  # envs build their ids and default arguments from these
+            schema.setdefault("examples", examples[:3])
+            first = examples[0]
+            if schema.get("type") == "array" and isinstance(first, list) and first and "items" not in schema:
+                schema["items"] = {"type": _json_type(first[0])}
+        props[arg] = schema
+    required = [r for r in params.get("required", []) if r in props]
+    return ToolSpec(
+        name=name,
+        description=(description if description is not None else getattr(t, "description", None) or "")[:4000],
+        kind=t.kind,
+        parameters={"type": "object", "properties": props, "required": required},
+        result_example=t.result_example if result_example is None else result_example,
+    )
+
+
+def _json_type(value: Any) -> str:
+    for kind, types in (("boolean", bool), ("integer", int), ("number", float), ("string", str), ("array", list)):
+        if isinstance(value, types):
+            return kind
+    return "object" if isinstance(value, dict) else "null"
