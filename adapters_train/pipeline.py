@@ -262,13 +262,27 @@ class Pipeline:
         )
 
     def stage_train(self) -> str:
+        """One adapter per env; each finished adapter is marked, so a run interrupted mid-stage keeps what it trained."""
         from adapters_train.grpo import train_grpo
 
-        lines = []
+        trained = reused = 0
         for env_id in self.env_ids():
-            result = train_grpo(self.train_config(env_id))
-            lines.append(f"{env_id}: {result.steps} steps, final reward {result.final_reward}")
-        return f"{len(lines)} adapters trained with {self.model}"
+            cfg = self.train_config(env_id)
+            marker = self.out / "train" / f"{env_id.split('/', 1)[1]}.json"
+            fingerprint = _hash([env_id, self._env_hash(env_id), repr(cfg)])
+            done = _read_json(marker)
+            if done and done.get("fingerprint") == fingerprint and (self.adapter_dir(env_id) / "adapter_config.json").is_file():
+                reused += 1
+                continue
+            result = train_grpo(cfg)
+            write_text_atomic(marker, json.dumps({"fingerprint": fingerprint, "steps": result.steps,
+                                                  "final_reward": result.final_reward}) + "\n")
+            trained += 1
+        return f"{trained + reused} adapters with {self.model} ({trained} trained, {reused} kept from an interrupted run)"
+
+    def _env_hash(self, env_id: str) -> str | None:
+        spec = _read_json(self.out / "envs" / env_id.split("/", 1)[1] / "spec.json") or {}
+        return spec.get("spec_hash")
 
     def adapter_dir(self, env_id: str) -> Path:
         return self.out / "adapters" / env_id.split("/", 1)[1]
