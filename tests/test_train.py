@@ -100,7 +100,7 @@ def test_save_adapter_is_atomic_and_replaces(tmp_path: Path) -> None:
             self.boom = boom
 
         def save_pretrained(self, d: Path) -> None:
-            Path(d).mkdir(parents=True)
+            Path(d).mkdir(parents=True, exist_ok=True)  # as PEFT does: the folder may already exist
             (Path(d) / "adapter_model.safetensors").write_text("w")
             if self.boom:
                 raise KeyboardInterrupt
