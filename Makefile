@@ -36,7 +36,7 @@ model: install
 # smollm2 on one generated env: warm start, then GRPO for up to 30 minutes; eval on 50 held-out seeds before, after the
 # warm start and after GRPO; a PNG reward curve in runs/train-demo/.
 train-demo: model
-	$(BIN)/python scripts/train_demo.py --minutes 30 --episodes 50 --out runs/train-demo
+	$(BIN)/python scripts/train_demo.py --env trace/airline_check_cabin_before_cancel --minutes 30 --episodes 50 --out runs/train-demo
 
 # Rebuild the committed example specs from ../shared/data and regenerate the bundled envs from them.
 regenerate: install

@@ -20,17 +20,27 @@ SEEDS = 20
 RUNS_PER_SEED = 2000
 
 
-def _measure(n_runs: int) -> dict:
-    """In this process: stream-generate and mine `n_runs` planted runs; time and peak RSS."""
+def _peak_rss_kb() -> int:
+    """This process's peak RSS. VmHWM belongs to the current address space; getrusage's ru_maxrss would carry the
+    parent's peak across fork + exec, so a bench run after a torch-heavy one would report torch's memory."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
     import resource
 
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _measure(n_runs: int) -> dict:
+    """In this process: stream-generate and mine `n_runs` planted runs; time and peak RSS."""
     from trace_envs.datasets.planted import iter_planted, score_recovery
     from trace_envs.mining.pipeline import MineOptions, mine
 
     t0 = time.perf_counter()
     res = mine(iter_planted(n_runs, seed=0), options=MineOptions(profile_sample=2000))
     wall = time.perf_counter() - t0
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_kb = _peak_rss_kb()
     s = score_recovery((c.spec.family, c.target_tools()) for c in res.kept)
     return {"runs": res.n_runs, "seconds": wall, "peak_mib": rss_kb / 1024, "kept": len(res.kept),
             "candidates": len(res.candidates), "precision": s["precision"], "recall": s["recall"]}

@@ -195,8 +195,15 @@ class TraceEnv(gym.Env[str, str]):
 
     # ---- direct API for bridges (TRL) and oracles ----------------------------------------------------------------
     def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        """Run one tool call against the scenario, record it, return the result text (errors as JSON, never raised)."""
-        return self._run_calls([(name, arguments if isinstance(arguments, dict) else {}, None)])
+        """Run one tool call against the scenario, record it, return the result text (errors as JSON, never raised).
+
+        Arguments nested past the bound are refused here; parsed actions were already bounded by the parser."""
+        args = arguments if isinstance(arguments, dict) else {}
+        if nesting_exceeds(args):
+            error = json.dumps({"error": f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"})
+            self._steps.append(TraceStep(kind="call", name=name, arguments={}, result=error, error=True))
+            return error
+        return self._run_calls([(name, args, None)])
 
     def say(self, text: str) -> tuple[str, bool]:
         """The agent tells the user `text`; returns the user's reply and whether the user ended the conversation."""
@@ -258,8 +265,6 @@ class TraceEnv(gym.Env[str, str]):
         tool = self._tools.get(name)
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
-        if nesting_exceeds(args):
-            return {"error": f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"}, True
         problem = check_arguments(tool, args)
         if problem is not None:
             return {"error": problem}, True

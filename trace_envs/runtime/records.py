@@ -19,14 +19,17 @@ _UPPER, _LOWER, _DIGITS = string.ascii_uppercase, string.ascii_lowercase, string
 
 def like_id(example: str, rng: np.random.Generator) -> str:
     """A new identifier with the example's shape: letters stay letters (same case), digits stay digits."""
+    words = _has_digit(example) and ("_" in example or "-" in example)
+    # One draw per character class for the whole id: a call to the generator per character dominated reset.
+    digits, letters = rng.integers(10, size=len(example)), rng.integers(26, size=len(example))
     out = []
-    for ch in example:
+    for i, ch in enumerate(example):
         if ch.isdigit():
-            out.append(_DIGITS[int(rng.integers(10))])
+            out.append(_DIGITS[digits[i]])
         elif ch.isupper():
-            out.append(_UPPER[int(rng.integers(26))])
-        elif ch.islower() and _has_digit(example) and not _word_part(example, ch):
-            out.append(_LOWER[int(rng.integers(26))])
+            out.append(_UPPER[letters[i]])
+        elif ch.islower() and _has_digit(example) and not words:
+            out.append(_LOWER[letters[i]])
         else:
             out.append(ch)
     return "".join(out)
@@ -34,11 +37,6 @@ def like_id(example: str, rng: np.random.Generator) -> str:
 
 def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
-
-
-def _word_part(example: str, ch: str) -> bool:
-    # Lower-case letters in ids like "credit_card_4421486" or "mia_li_3668" are words, not random characters.
-    return "_" in example or "-" in example
 
 
 def like_value(example: Any, rng: np.random.Generator, depth: int = 0) -> Any:
