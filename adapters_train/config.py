@@ -162,7 +162,10 @@ def make_sft_config(cfg: TrainConfig, output_dir: str | Path) -> Any:
     kwargs: dict[str, Any] = {
         "output_dir": str(output_dir),
         "num_train_epochs": cfg.sft_epochs,
-        "per_device_train_batch_size": cfg.sft_batch_size,
+        # One sequence at a time, accumulated to the batch size: a batch of long conversations materialises
+        # batch x length x vocabulary logits (several GB each for a 49k-token vocabulary) and can exhaust memory.
+        "per_device_train_batch_size": 1,
+        "gradient_accumulation_steps": cfg.sft_batch_size,
         "learning_rate": cfg.sft_learning_rate,
         "logging_steps": cfg.logging_steps,
         "save_strategy": "no",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -123,46 +122,16 @@ def summarize(env_id: str, policy: str, results: list[EpisodeResult], episodes: 
 
 
 # ---- scripted policies (act on the gym env) ---------------------------------------------------------------------------
-_WORDS = ("hello please thanks order account update check sure okay the a your my it now later help request item "
-          "details number status price flight user record").split()
-
-
-def random_value(schema: Any, rng: random.Random, depth: int = 0) -> Any:
-    """A random value of the JSON type `schema` asks for."""
-    if not isinstance(schema, dict):
-        return rng.choice(_WORDS)
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return rng.choice(enum)
-    kind = schema.get("type", "string")
-    if isinstance(kind, list):
-        kind = rng.choice([k for k in kind if k != "null"] or ["string"])
-    if kind == "integer":
-        return rng.randint(0, 9999)
-    if kind == "number":
-        return round(rng.uniform(0, 1000), 2)
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "array":
-        return [random_value(schema.get("items", {}), rng, depth + 1) for _ in range(rng.randint(0, 2))] if depth < 3 else []
-    if kind == "object":
-        props = schema.get("properties", {}) if depth < 3 else {}
-        return {k: random_value(v, rng, depth + 1) for k, v in props.items() if rng.random() < 0.7}
-    return rng.choice([rng.choice(_WORDS), f"#W{rng.randint(1000, 9999)}", str(rng.randint(0, 99999))])
-
-
-def random_text(rng: random.Random) -> str:
-    return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 10))).capitalize() + rng.choice([".", "?", "!"])
-
-
 class ScriptedPolicy:
+    """The env's oracle, or the random and passive baselines that validate every generated env
+    (`trace_envs.generate.policies`): the same policies `trace-envs check` uses."""
+
     kinds = ("oracle", "random", "passive")
 
-    def __init__(self, kind: str, tool_rate: float = 0.6):
+    def __init__(self, kind: str):
         if kind not in self.kinds:
             raise ValueError(f"scripted policy must be one of {', '.join(self.kinds)}, got {kind!r}")
         self.kind = kind
-        self.tool_rate = tool_rate
 
     @property
     def name(self) -> str:
@@ -171,30 +140,18 @@ class ScriptedPolicy:
     def episode(self, env_id: str, seed: int, sample: int) -> EpisodeResult:
         import gymnasium as gym
 
+        from trace_envs.generate.policies import passive_action, random_action, run_policy, run_scripted
+
         env = gym.make(env_id)
         base = env.unwrapped
-        env.reset(seed=seed)
-        rng = random.Random(f"{seed}:{sample}:{self.kind}")
-        max_turns = int(getattr(base, "max_turns", 16))
-        plan = base.oracle_actions() if self.kind == "oracle" else []
-        turns = 0
-        done = False
-        while not done and turns < max_turns:
-            if self.kind == "oracle":
-                if turns >= len(plan):
-                    break
-                action = plan[turns]
-            elif self.kind == "random" and rng.random() < self.tool_rate:
-                tool = rng.choice(base.tool_specs)
-                action = json.dumps({"name": tool.name, "arguments": random_value(tool.parameters, rng)})
-            else:
-                action = random_text(rng)
-            _, _, terminated, truncated, _ = env.step(action)
-            turns += 1
-            done = terminated or truncated
-        res = base.score()
+        if self.kind == "oracle":
+            score, info = run_scripted(base, "oracle", seed)
+        else:
+            policy = random_action if self.kind == "random" else passive_action
+            score, info = run_policy(base, policy, seed, sample=sample)
         env.close()
-        return EpisodeResult(seed, sample, float(res.score), bool(res.passed), dict(res.breakdown), turns)
+        return EpisodeResult(seed, sample, float(score), bool(info.get("success")), dict(info.get("reward_breakdown", {})),
+                             int(info.get("turn", 0)))
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, **_: Any) -> list[EpisodeResult]:
         return [self.episode(env_id, s, j) for s in seeds for j in range(samples)]

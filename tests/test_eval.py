@@ -13,7 +13,8 @@ gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
 from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
-from adapters_train.evaluate import EpisodeResult, OpenAIPolicy, evaluate, pass_at_k, random_value  # noqa: E402
+from adapters_train.evaluate import EpisodeResult, OpenAIPolicy, evaluate, pass_at_k  # noqa: E402
+from trace_envs.generate.policies import random_value  # noqa: E402
 from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
 
 register_toy()
@@ -62,9 +63,9 @@ def test_pass_at_k_unbiased() -> None:
 
 
 def test_random_values_have_the_schema_types() -> None:
-    import random
+    import numpy as np
 
-    rng = random.Random(0)
+    rng = np.random.default_rng(0)
     for _ in range(50):
         assert isinstance(random_value({"type": "integer"}, rng), int)
         assert isinstance(random_value({"type": "number"}, rng), float)

@@ -20,8 +20,14 @@ Policy = Callable[[TraceEnv, np.random.Generator, int], str]
 PASSIVE_TEXT = "I understand. Thank you for reaching out; I have noted your request."
 
 
-def _random_value(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
-    kind = schema.get("type") if isinstance(schema, dict) else None
+def random_value(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
+    """A random value of the JSON type `schema` asks for (an enum's members when it lists them)."""
+    if not isinstance(schema, dict):
+        return str(rng.choice(_WORDS))
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[int(rng.integers(len(enum)))]
+    kind = schema.get("type")
     kind = kind[int(rng.integers(len(kind)))] if isinstance(kind, list) and kind else kind
     if kind == "integer":
         return int(rng.integers(0, 1000))
@@ -30,21 +36,23 @@ def _random_value(schema: Any, rng: np.random.Generator, depth: int = 0) -> Any:
     if kind == "boolean":
         return bool(rng.integers(2))
     if kind == "array":
-        return [] if depth > 2 else [_random_value(schema.get("items", {}), rng, depth + 1)]
+        return [] if depth > 2 else [random_value(schema.get("items", {}), rng, depth + 1)]
     if kind == "object":
         props = schema.get("properties", {}) if depth <= 2 else {}
-        return {k: _random_value(v, rng, depth + 1) for k, v in props.items()}
+        return {k: random_value(v, rng, depth + 1) for k, v in props.items()}
     return "".join(rng.choice(list(string.ascii_letters + string.digits), size=int(rng.integers(4, 10))))
+
+
+_WORDS = ["please", "your", "request", "order", "thanks", "check", "account", "sure", "?", "ok"]
 
 
 def random_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
     """A random tool call with type-correct random arguments (70%) or random text (30%)."""
     if rng.random() < 0.7 and env.tool_specs:
         tool = env.tool_specs[int(rng.integers(len(env.tool_specs)))]
-        args = {name: _random_value(schema, rng) for name, schema in tool.properties.items()}
+        args = {name: random_value(schema, rng) for name, schema in tool.properties.items()}
         return json.dumps({"name": tool.name, "arguments": args})
-    words = ["please", "your", "request", "order", "thanks", "check", "account", "sure", "?", "ok"]
-    return " ".join(rng.choice(words, size=int(rng.integers(3, 12))))
+    return " ".join(rng.choice(_WORDS, size=int(rng.integers(3, 12))))
 
 
 def passive_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
@@ -64,9 +72,10 @@ def run_scripted(env: TraceEnv, which: str, seed: int, mutant: str | None = None
     return _play(env, iter(actions))
 
 
-def run_policy(env: TraceEnv, policy: Policy, seed: int) -> tuple[float, dict[str, Any]]:
+def run_policy(env: TraceEnv, policy: Policy, seed: int, sample: int = 0) -> tuple[float, dict[str, Any]]:
+    """Play `policy` on the scenario of `seed`; `sample` varies the policy's own randomness (for pass@k)."""
     env.reset(seed=seed)
-    rng = np.random.default_rng(seed + 1_000_003)
+    rng = np.random.default_rng([seed, sample, 1_000_003])
     turn = 0
 
     def actions():
