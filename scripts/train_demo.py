@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", type=int, default=4, help="GRPO group size.")
     ap.add_argument("--lr", type=float, default=5e-5, help="GRPO learning rate.")
     ap.add_argument("--sft-episodes", type=int, default=16)
-    ap.add_argument("--sft-epochs", type=float, default=1.0)
+    ap.add_argument("--sft-epochs", type=float, default=3.0)
+    ap.add_argument("--sft-lr", type=float, default=1e-3, help="Warm-start learning rate (LoRA).")
     ap.add_argument("--max-completion-length", type=int, default=384)
     ap.add_argument("--max-steps", type=int, default=10_000)
     ap.add_argument("--out", default="runs/train-demo")
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = TrainConfig(env_id=env_id, model=a.model, out=str(out / "adapters"), steps=a.max_steps,
                       num_generations=a.group, learning_rate=a.lr, max_completion_length=a.max_completion_length,
-                      sft_episodes=a.sft_episodes, sft_epochs=a.sft_epochs, sft_batch_size=4, logging_steps=1,
+                      sft_episodes=a.sft_episodes, sft_epochs=a.sft_epochs, sft_learning_rate=a.sft_lr, sft_batch_size=4,
+                      logging_steps=1,
                       # a 135M model fits in memory without recomputation, which costs a third more time on CPU
                       grpo={"gradient_checkpointing": False}, sft={"gradient_checkpointing": False})
     t = time.time()
