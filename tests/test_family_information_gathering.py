@@ -11,7 +11,6 @@ from _family import publish_example
 
 from trace_envs.checks.clauses import DEFAULT_ASK
 from trace_envs.generate.policies import run_actions
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.runtime.world import call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,14 +20,12 @@ SEEDS = range(20)
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    spec, result, _ = publish_example(NAME, tmp_path_factory.mktemp("gen"))
-    return spec, result
+    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
 
 
 @pytest.fixture(scope="module")
 def env_cls(generated):
-    _, result = generated
-    return env_class(import_module_from(Path(result.path) / "env.py"))
+    return generated[2]  # publish_example already imported the published module
 
 
 

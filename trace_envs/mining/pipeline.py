@@ -29,13 +29,9 @@ class ContrastError(ValueError):
 
 
 @dataclass
-class MineOptions:
-    rho: float = 0.10
-    delta: float = 0.20
-    k: int = 8
-    n: int = 10
-    seed: int = 0
-    dup_agreement: float = 0.95
+class MineOptions(SelectOptions):
+    """The selection thresholds (rho, delta, K of N, seed, dup_agreement) plus how candidates are proposed and labelled."""
+
     max_candidates: int | None = None
     profile_sample: int = 5000
     min_calls: int = 2
@@ -162,7 +158,7 @@ def mine(
         raise ContrastError(problem)
     names = [c.name for c in candidates]
     sel = select(matrix.labels, matrix.failed, [(c.spec.family, tuple(c.target_tools())) for c in candidates], names,
-                 SelectOptions(rho=o.rho, delta=o.delta, k=o.k, n=o.n, seed=o.seed, dup_agreement=o.dup_agreement))
+                 o)
     rows = summary_rows(sel, names)
     ids = np.array(matrix.run_ids, dtype=object)
     caps: list[CapabilitySpec] = []
