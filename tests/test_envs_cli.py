@@ -60,7 +60,8 @@ def test_play_the_oracle_in_the_terminal():
 
 def test_generate_reports_a_spec_that_fails_validation(tmp_path):
     spec = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
-    spec["params"]["allowed"] = []  # no value ever allows the write: the oracle cannot be written
+    # A check that only asks for the lookup cannot tell the oracle from its mutants: validation must refuse it.
+    spec["check"]["clauses"] = spec["check"]["clauses"][:1]
     spec["name"] = "broken_precondition"
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(spec))
@@ -69,3 +70,13 @@ def test_generate_reports_a_spec_that_fails_validation(tmp_path):
     line = json.loads(res.stdout.strip().splitlines()[-1])
     assert line["published"] is False and line["error"]
     assert not (tmp_path / "out" / "broken_precondition").exists()
+
+
+def test_generate_rejects_params_the_family_cannot_use(tmp_path):
+    spec = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
+    spec["params"]["allowed"] = []  # no value would ever allow the write
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(spec))
+    res = run("generate", str(path), "-o", str(tmp_path / "out"))
+    assert res.exit_code == 2
+    assert ".params.allowed: [] should be non-empty" in res.output

@@ -11,7 +11,7 @@ from _family import publish_example
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.generate.publish import generate_one
 from trace_envs.runtime.world import call
-from trace_envs.spec.families import env_check
+from trace_envs.families import env_check
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_cancel_every_requested_reservation"

@@ -89,7 +89,7 @@ def test_llm_mining_end_to_end_with_retry_drop_and_cache(runs, tmp_path, provide
     assert "llm_launch" not in names
     assert any("launch_rockets" in w and "dropped" in w for w in res.warnings)
     cand = {c.name: c for c in res.candidates}
-    assert cand["llm_confirm_cancel"].labeler == "exercised"  # a family the programmatic labeler handles
+    assert cand["llm_confirm_cancel"].labeler == "family"  # a family whose own labeler handles it
     assert cand["llm_sum_order_totals"].labeler == "llm"  # roles too thin: the LLM labels it
     j = names.index("llm_sum_order_totals")
     assert (res.matrix.labels[:40, j] != 0).any()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_envs.checks.trace import parse_result
-from trace_envs.spec.families import env_check
+from trace_envs.families import env_check
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec, ScenarioKnobs, ToolSpec
 from trace_envs.trajectories.loaders import load_runs

@@ -1,7 +1,9 @@
-"""Render a CapabilitySpec through its family's jinja2 template into a self-contained env module.
+"""Render a CapabilitySpec through its family's jinja2 template into a short, readable env module.
 
-Every value reaches the module through an escaping filter, and the environment refuses to print any value that did
-not go through one: spec text can only ever become the content of a Python string literal, never code.
+The module reads like a hand-written env for the capability: its policy excerpt, knobs and check as Python literals,
+over the family's env class (which holds the scenario builder). Every value reaches the module through an escaping
+filter, and the environment refuses to print any value that did not go through one: spec text can only ever become
+the content of a Python literal, never code.
 """
 
 from __future__ import annotations
@@ -9,15 +11,15 @@ from __future__ import annotations
 import keyword
 import re
 from functools import lru_cache
-from pathlib import Path
+from typing import Any
 
 import jinja2
 
+from trace_envs.checks.clauses import Check
+from trace_envs.families import get_family
+from trace_envs.generate.literal import pyliteral
 from trace_envs.paths import templates_dir
 from trace_envs.spec.model import CapabilitySpec
-
-GENERATOR_VERSION = "1"
-
 
 class Escaped(str):
     """A value an escaping filter produced; the only kind the template environment will print."""
@@ -32,11 +34,20 @@ def _pystr(value: object) -> Escaped:
     return Escaped(repr(str(value)))
 
 
+def _pyliteral(value: Any, column: int = 0) -> Escaped:
+    return Escaped(pyliteral(value, column=column))
+
+
 def _identifier(value: object) -> Escaped:
     text = str(value)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,80}", text) or keyword.iskeyword(text):
         raise UnescapedValueError(f"{text!r} is not a safe Python identifier")
     return Escaped(text)
+
+
+def _module_path(value: object) -> Escaped:
+    parts = str(value).split(".")
+    return Escaped(".".join(_identifier(p) for p in parts))
 
 
 def _comment(value: object) -> Escaped:
@@ -58,7 +69,9 @@ def environment(root: str | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=_finalize,
     )
-    env.filters.update(pystr=_pystr, identifier=_identifier, comment=_comment)
+    env.filters.update(
+        pystr=_pystr, pyliteral=_pyliteral, identifier=_identifier, module_path=_module_path, comment=_comment
+    )
     return env
 
 
@@ -66,19 +79,33 @@ def class_name(spec_name: str) -> str:
     return "".join(part.capitalize() for part in spec_name.split("_")) + "Env"
 
 
-def spec_json(spec: CapabilitySpec) -> str:
-    return spec.model_dump_json(indent=None, exclude_none=False)
+def readable_check(check: Check) -> dict[str, Any]:
+    """The check as plain data without default values, each clause led by its id and type (what an env module shows)."""
+    clauses = [
+        {"id": c.id, "type": c.type, **c.model_dump(mode="json", exclude_defaults=True, exclude={"id", "type"})}
+        for c in check.clauses
+    ]
+    out: dict[str, Any] = {"clauses": clauses}
+    if check.applies_if:
+        out["applies_if"] = [ref.model_dump(mode="json", exclude_defaults=True) for ref in check.applies_if]
+    return out
 
 
 def render_module(spec: CapabilitySpec) -> str:
     """The env module's source for `spec` (which must carry its hash)."""
-    template_name = f"{spec.family}.py.j2"
+    family = get_family(spec.family)
     try:
-        template = environment().get_template(template_name)
+        template = environment().get_template(family.template)
     except jinja2.TemplateNotFound as exc:
-        raise ValueError(f"no template for family {spec.family!r} (looked for templates/{template_name})") from exc
-    return template.render(spec=spec, spec_json=spec_json(spec), class_name=class_name(spec.name))
+        raise ValueError(f"no template for family {spec.family!r} (looked for templates/{family.template})") from exc
+    docstring = f"trace/{spec.name}: {spec.description}\n\nFamily: {spec.family} ({family.summary})\n"
+    return template.render(
+        spec=spec,
+        docstring=docstring,
+        env_module=family.env_class.__module__,
+        env_class=family.env_class.__name__,
+        class_name=class_name(spec.name),
+        knobs=spec.knobs.model_dump(mode="json", exclude_defaults=True),
+        check=readable_check(spec.check),
+    )
 
-
-def template_path(family: str) -> Path:
-    return templates_dir() / f"{family}.py.j2"

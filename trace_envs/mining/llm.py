@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trace_envs.mining.label import Candidate
 from trace_envs.mining.llm_cache import ReplyCache, cache_key
-from trace_envs.spec.model import FAMILIES, SLUG_PATTERN, Family
+from trace_envs.families import all_families, get_family
+from trace_envs.spec.model import SLUG_PATTERN
 from trace_envs.trajectories.models import Run
 
 log = logging.getLogger(__name__)
@@ -319,7 +320,7 @@ class CandidateReply(BaseModel):
 
     name: str = Field(pattern=SLUG_PATTERN)
     description: str = Field(min_length=10, max_length=2000)
-    family: Family
+    family: str
     roles: dict[str, str]
     evidence: str = Field(default="", max_length=2000)
 
@@ -368,12 +369,7 @@ def _tools_for_prompt(profile: Any) -> list[dict[str, Any]]:
 
 
 def _family_roles() -> dict[str, tuple[str, ...]]:
-    try:
-        from trace_envs.spec.families import FAMILY_ROLES
-
-        return dict(FAMILY_ROLES)
-    except Exception:
-        return {f: ("read", "write", "key") for f in FAMILIES}
+    return {name: fam.roles for name, fam in all_families().items()}
 
 
 @dataclass
@@ -391,6 +387,10 @@ def _validate_proposal(data: Any, profile: Any) -> tuple[list[CandidateReply], l
     args = {a for t in tools.values() for a in (t.parameters or {}).get("properties", {})}
     for i, c in enumerate(reply.candidates):
         bad = []
+        try:
+            get_family(c.family)
+        except ValueError as exc:
+            bad.append(f"family: {exc}")
         for role, target in c.roles.items():
             if role in ("key", "arg"):
                 if target not in args:
@@ -419,7 +419,7 @@ def propose_llm(
 ) -> ProposalOutcome:
     """Ask the LLM for candidates from contrasting (passed, failed) pairs, batch by batch, in a thread pool.
 
-    `index` (a `mining.params.ResultIndex` over the runs) lets family parameters be read off the data."""
+    `index` (a `trajectories.results.ResultIndex` over the runs) lets family parameters be read off the data."""
     from trace_envs.mining.propose_offline import build_candidate
 
     batches = [pairs[i : i + pairs_per_prompt] for i in range(0, len(pairs), pairs_per_prompt)] or [[]]

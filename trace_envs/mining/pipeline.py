@@ -19,6 +19,7 @@ import numpy as np
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
+from trace_envs.trajectories.results import ResultIndex
 from trace_envs.mining.select import Selection, SelectOptions, select, summary_rows
 from trace_envs.spec.model import CapabilitySpec, Evidence
 from trace_envs.trajectories.models import Run
@@ -126,8 +127,6 @@ def mine(
         from trace_envs.mining.llm import LLMLabeler, propose_llm
 
         mode = f"llm:{llm.name}"
-        from trace_envs.mining.params import ResultIndex
-
         index = ResultIndex(head, dict(profile.kinds))
         outcome = propose_llm(llm, profile, contrast_pairs(groups, o.max_pairs), pairs_per_prompt=o.pairs_per_prompt,
                               concurrency=o.concurrency, existing={c.name for c in candidates}, index=index)

@@ -14,10 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from trace_envs.families import get_family
 from trace_envs.mining.label import LACKING, PRESENT
-
-
-GENERIC_FAMILIES = {"multi_request_completion": 1}
 
 
 @dataclass
@@ -118,7 +116,7 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
     # by Delta (to 0.01), then the more specific family first: a completion check restates the outcome, so on a tie
     # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one
     order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2),
-                                            GENERIC_FAMILIES.get(families_tools[j][0], 0), -full.cov[j], names[j]))
+                                            _generic(families_tools[j][0]), -full.cov[j], names[j]))
     kept: list[int] = []
     for j in order:
         dup = None
@@ -156,3 +154,11 @@ def summary_rows(sel: Selection, names: list[str]) -> list[dict[str, Any]]:
         }
         for j in range(len(names))
     ]
+
+
+def _generic(family: str) -> int:
+    """1 for a family whose check restates the outcome (ranked after specific ones), 0 otherwise or when unknown."""
+    try:
+        return int(get_family(family).generic)
+    except ValueError:
+        return 0

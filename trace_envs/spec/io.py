@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from trace_envs.spec.model import CapabilitySpec
 
@@ -34,16 +34,45 @@ class SpecError(ValueError):
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one CapabilitySpec, as pydantic derives it."""
+    from trace_envs.families import all_families
+
     schema = CapabilitySpec.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://trace-envs.dev/schemas/capability_spec.schema.json"
+    families = all_families()
+    schema["properties"]["family"]["enum"] = list(families)
+    # Per family: the roles it must bind and the schema of its params.
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"family": {"const": name}}, "required": ["family"]},
+            "then": {
+                "properties": {
+                    "roles": {"required": list(fam.roles)},
+                    "params": _inline(fam.params.model_json_schema()),
+                },
+                "description": fam.summary,
+            },
+        }
+        for name, fam in families.items()
+    ]
     return schema
 
 
-@lru_cache(maxsize=1)
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """A params model's schema without its own `$defs`/`title`, usable inside the spec's schema."""
+    return {k: v for k, v in schema.items() if k not in ("$defs", "title")}
+
+
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(SCHEMA_PATH.read_text()) if SCHEMA_PATH.exists() else json_schema()
-    return jsonschema.Draft202012Validator(schema)
+    """A validator for the schema as the registry stands now (a user's own family is valid once registered)."""
+    from trace_envs.families import all_families
+
+    return _validator_for(tuple(all_families()))
+
+
+@lru_cache(maxsize=4)
+def _validator_for(families: tuple[str, ...]) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json_schema())
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -117,3 +146,24 @@ def load_specs(path: str | Path) -> list[CapabilitySpec]:
 def write_schema(path: Path = SCHEMA_PATH) -> Path:
     path.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
     return path
+
+
+def spec_beside(module_file: str, **readable: Any) -> CapabilitySpec:
+    """The spec in `spec.json` beside a generated env module, checked against the module's readable copies of its
+    fields (`policy`, `knobs`, `check`, ...), so an env module and its spec cannot drift apart unnoticed."""
+    path = Path(module_file).with_name("spec.json")
+    specs = load_specs(path)
+    if len(specs) != 1:
+        raise SpecError(str(path), [f"expected one spec beside {Path(module_file).name}, found {len(specs)}"])
+    spec = specs[0]
+    problems = []
+    for field, value in readable.items():
+        current = getattr(spec, field)
+        shown = type(current).model_validate(value) if isinstance(current, BaseModel) else value
+        if shown != current:
+            problems.append(f"{field}: {Path(module_file).name} and spec.json disagree; regenerate the env")
+    if spec.spec_hash is not None and spec.spec_hash != spec.compute_hash():
+        problems.append("spec_hash does not match the spec's content (edited by hand?); regenerate the env")
+    if problems:
+        raise SpecError(str(path), problems)
+    return spec

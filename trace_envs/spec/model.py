@@ -18,31 +18,7 @@ SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,62}$"
 TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 ARG_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 
-Family = Literal[
-    "precondition_before_write",
-    "confirmation_before_write",
-    "multi_request_completion",
-    "argument_grounding",
-    "policy_refusal",
-    "information_gathering",
-    "aggregation_arithmetic",
-    "handoff_to_human",
-]
-FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
-
 ToolKind = Literal["read", "write", "other"]
-
-# Per family: the roles its template binds to tools/arguments, and the params it cannot do without.
-FAMILY_REQUIREMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "precondition_before_write": (("read", "write", "key"), ("field", "allowed", "blocked")),
-    "confirmation_before_write": (("read", "write", "key"), ()),
-    "multi_request_completion": (("read", "write", "key"), ()),
-    "argument_grounding": (("read", "write", "key", "arg"), ("source_field",)),
-    "policy_refusal": (("read", "write", "key"), ("field", "blocked")),
-    "information_gathering": (("read", "key"), ("answer_field",)),
-    "aggregation_arithmetic": (("read", "key"), ("field", "op")),
-    "handoff_to_human": (("read", "handoff", "key"), ("field", "blocked")),
-}
 
 
 class ToolSpec(BaseModel):
@@ -116,7 +92,7 @@ class CapabilitySpec(BaseModel):
 
     name: str = Field(pattern=SLUG_PATTERN, description="Slug; the env id is trace/<name>.")
     description: str = Field(min_length=1, max_length=4000)
-    family: Family
+    family: str = Field(pattern=SLUG_PATTERN, description="A registered capability family (see trace_envs.families).")
     domain: str = Field(default="custom", pattern=r"^[a-z][a-z0-9_-]{0,40}$")
     tools: list[ToolSpec] = Field(min_length=1, max_length=30)
     roles: dict[str, str] = Field(
@@ -148,15 +124,9 @@ class CapabilitySpec(BaseModel):
 
     @model_validator(mode="after")
     def _family_requirements(self) -> "CapabilitySpec":
-        roles, params = FAMILY_REQUIREMENTS[self.family]
-        problems = [f"roles.{r} is missing" for r in roles if r not in self.roles]
-        problems += [f"params.{p} is missing" for p in params if p not in self.params]
-        names = {t.name for t in self.tools}
-        problems += [
-            f"roles.{role} names {tool!r}, which is not in tools"
-            for role, tool in self.roles.items()
-            if role not in ("key", "arg") and tool not in names
-        ]
+        from trace_envs.families import get_family  # the registry imports the runtime, which imports this module
+
+        problems = get_family(self.family).problems(self)
         if problems:
             raise ValueError(f"family {self.family} needs: " + "; ".join(problems))
         return self

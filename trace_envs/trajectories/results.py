@@ -1,10 +1,10 @@
-"""Family parameters inferred from real runs, so a mined capability generates into an env shaped like the target.
+"""What the agent saw in real tool results, indexed for the capability families' parameter inference.
 
 A precondition, refusal or handoff needs the record field the policy turns on and its values; grounding needs the
 result field an argument's value comes from; aggregation a numeric field; information gathering a field to ask about.
-Each is read off the tool results in the runs (what the records looked like right before the agent's write in passed
-runs, where a write argument's value appeared earlier). When the data shows nothing usable, a neutral synthetic field
-is used and the description says so.
+`ResultIndex` keeps, per read tool, the flattened results the agent saw, the records that preceded each write in passed
+runs, and where a write argument's value appeared earlier; `gate_params` reads a policy gate off it. The families'
+`infer_params` turn these into parameters.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from trace_envs.trajectories.models import Run
 
 MAX_ENUM_VALUES = 8
 MAX_RESULTS_PER_TOOL = 400
-SYNTHETIC_FIELD = {"field": "account_status", "allowed": ["active"], "blocked": ["suspended"]}
 
 
 def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
@@ -134,32 +133,3 @@ def gate_params(index: ResultIndex, read: str, action: str, key: str, min_suppor
     if best is None:
         return None
     return {"field": best[1], "allowed": best[2], "blocked": best[3]}
-
-
-def infer_params(family: str, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
-    """Params for `family` over `roles`, and a sentence for the description saying what they mean."""
-    read, key = roles.get("read", ""), roles.get("key", "")
-    if family in ("precondition_before_write", "policy_refusal"):
-        gate = gate_params(index, read, roles.get("write", ""), key) or dict(SYNTHETIC_FIELD)
-        note = f" The write is allowed only when {gate['field']} is {' or '.join(gate['allowed'])}."
-        return gate, note
-    if family == "handoff_to_human":
-        gate = gate_params(index, read, roles.get("handoff", ""), "*")
-        if gate is None:
-            params = {"field": SYNTHETIC_FIELD["field"], "blocked": ["escalated"], "allowed": ["active"]}
-        else:  # values seen right before a transfer in passed runs are the ones that need a human
-            params = {"field": gate["field"], "blocked": gate["allowed"], "allowed": gate["blocked"]}
-        return params, f" A human is required when {params['field']} is {' or '.join(params['blocked'])}."
-    if family == "argument_grounding":
-        sources = index.arg_sources.get((read, roles.get("write", ""), roles.get("arg", "")), Counter())
-        source = sources.most_common(1)[0][0] if sources else roles.get("arg", "value")
-        return {"source_field": source}, f" The value comes from {source} in the {read} result."
-    if family == "aggregation_arithmetic":
-        numeric = index.numeric_fields(read)
-        field = numeric[0] if numeric else "amount"
-        return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."
-    if family == "information_gathering":
-        fields = [p for p in index.enum_fields(read) if p != key]
-        field = fields[0] if fields else "status"
-        return {"answer_field": field, "label": key.replace("_", " ")}, ""
-    return {}, ""

@@ -1,0 +1,32 @@
+"""A real run prepared once for labeling with many checks: its trace, its ground truth as steps, and the tools called."""
+
+from __future__ import annotations
+
+from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.trajectories.models import Run
+
+
+class RunView:
+    """A run prepared once for labeling with many candidates: its trace, ground truth steps and call names.
+
+    `gt_steps` / `gt_names` are None when the source carries no ground truth (not the same as an empty one)."""
+
+    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text")
+
+    def __init__(self, run: Run, tool_kinds: dict[str, str]) -> None:
+        self.run = run
+        self.kinds = tool_kinds
+        self.trace = ActionTrace.from_run(run, tool_kinds)
+        gt = [g for g in run.ground_truth or [] if g.requestor == "agent"] if run.ground_truth is not None else None
+        self.gt_steps = (
+            [TraceStep(kind="call", name=g.name, arguments=g.arguments) for g in gt] if gt is not None else None
+        )
+        self.gt_names = {g.name for g in gt} if gt is not None else None
+        self.called = {s.name for s in self.trace.steps if s.kind == "call"}
+        self._user_text: str | None = None
+
+    def user_text(self) -> str:
+        """Every user message of the run, lower-cased, joined by newlines."""
+        if self._user_text is None:
+            self._user_text = "\n".join(s.text or "" for s in self.trace.steps if s.kind == "user").lower()
+        return self._user_text

@@ -1,0 +1,191 @@
+"""Aggregation and arithmetic over records: read every record involved and report the computed figure.
+
+The user lists `knobs.requests` of their records and asks for an aggregate (`params.op`: sum | max | min | count) of a
+numeric field (`params.field`, a field name or a dotted path such as `payment_history.0.amount`; a list-valued field
+counts its items). The agent must read every listed record and report the number after reading; reading other records
+or writing anything is penalised. `count` is the number of listed records whose value is above zero. Bindings:
+`target_0` .. `target_{n-1}`, `targets`, `target`, `answer`.
+
+Example episode (airline, total paid over three reservations):
+
+    user:  Hi! I have these reservations: A1B2C3, D4E5F6 and G7H8I9. Could you tell me the total amount paid?
+    agent: get_reservation_details(A1B2C3), get_reservation_details(D4E5F6), get_reservation_details(G7H8I9)
+    agent: I looked up A1B2C3, D4E5F6 and G7H8I9: the total amount paid is 2317.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall
+from trace_envs.families import labeling
+from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.registry import register_family
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import get_path, set_path
+from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
+from trace_envs.trajectories.results import ResultIndex
+
+OPS = ("sum", "max", "min", "count")
+ZERO_SHARE = 0.4  # op count: share of listed records whose value is set to zero
+
+
+class AggregationParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(description="Numeric record field to aggregate (a dotted path).")
+    op: Literal["sum", "max", "min", "count"] = Field(description="The aggregate the user asks for.")
+    label: str | None = Field(default=None, description="How the user names the field (e.g. 'amount paid').")
+
+
+class AggregationEnv(RecordEnv):
+    def build_scenario(self, rng) -> Scenario:
+        spec = self.SPEC
+        roles, params, knobs = spec.roles, spec.params, spec.knobs
+        read, key = roles["read"], roles["key"]
+        path, op = str(params["field"]), str(params["op"])
+        label = str(params.get("label") or path_words(path))
+        noun = key_noun(key)
+        n = max(2, knobs.requests)
+        records = make_records(spec, read, key, n + max(1, knobs.distractors), rng)
+        ids = list(records)
+        targets, others = ids[:n], ids[n:]
+        for rid in ids:
+            if _number(get_path(records[rid], path)[1]) is None:
+                set_path(records[rid], path, int(rng.integers(50, 2000)))
+        if op == "count":
+            for rid in targets:
+                if rng.random() < ZERO_SHARE and not isinstance(get_path(records[rid], path)[1], list):
+                    set_path(records[rid], path, 0)
+        values = [_number(get_path(records[rid], path)[1]) for rid in targets]
+        answer = _aggregate(op, values)
+        listed = _join(targets)
+        question = {
+            "sum": f"the total {label}",
+            "max": f"the highest {label}",
+            "min": f"the lowest {label}",
+            "count": f"how many of them have a {label} above zero",
+        }[op]
+        opening = f"Hi! I have these {noun}s: {listed}. Could you tell me {question}?"
+        say_answer = f"I looked up {listed}: {_answer_phrase(op, label)} is {_fmt(answer)}. Have a nice day."
+        reads = [call(read, **{key: rid}) for rid in targets]
+        read_other = call(read, **{key: others[0]})
+        writes = [t for t in spec.tools if t.kind == "write" and key in t.properties]
+        extra = call(writes[0].name, **fill_arguments(writes[0], {key: targets[0]})) if writes else read_other
+        oracle = [*reads, say_answer]
+        mutants = {
+            "drop_required_call": [*reads[:-1], say_answer],
+            "swap_calls": [*reads[:-1], say_answer, reads[-1]],
+            "wrong_argument": [*reads[:-1], read_other, say_answer],
+            "forbidden_extra_call": [*reads, extra, say_answer],
+            "text_only": [say_answer],
+        }
+        bindings: dict[str, Any] = {f"target_{i}": rid for i, rid in enumerate(targets)}
+        bindings.update(target=targets[0], targets=list(targets), answer=answer)
+        return Scenario(state=new_state(records), bindings=bindings, opening=opening, oracle=oracle, mutants=mutants)
+
+
+def _aggregate(op: str, values: list[float | int]) -> float | int:
+    if op == "sum":
+        total = sum(values)
+        return round(total, 2) if isinstance(total, float) else total
+    if op == "max":
+        return max(values)
+    if op == "min":
+        return min(values)
+    return sum(1 for v in values if v > 0)
+
+
+def _answer_phrase(op: str, label: str) -> str:
+    return {
+        "sum": f"the total {label}",
+        "max": f"the highest {label}",
+        "min": f"the lowest {label}",
+        "count": f"the number with a {label} above zero",
+    }[op]
+
+
+def _fmt(value: float | int) -> str:
+    return f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, list):
+        return len(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class AggregationArithmetic(Family):
+    name = "aggregation_arithmetic"
+    summary = "Read every record involved and compute totals, maxima, minima or counts over them exactly."
+    roles = ("read", "key")
+    params = AggregationParams
+    env_class = AggregationEnv
+
+    def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
+        key, read = roles["key"], roles["read"]
+        n = max(2, requests)
+        reads = [CallRef(tool=read, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
+        return Check(clauses=[
+            AllCompleted(id="read_all", weight=1, calls=reads, description="look up every record involved"),
+            Communicated(
+                id="correct_answer", weight=2, requires=["read_all"], values=[{"$var": "answer"}],
+                after=CallRef(tool=read), description="report the computed value after reading the data",
+            ),
+            NoCall(id="no_write", weight=1, requires=["read_all"], call=CallRef(kind="write")),
+            NoCall(
+                id="no_other_read", weight=1, requires=["read_all"],
+                call=CallRef(tool=read, args={key: {"$not": {"$in": {"$var": "targets"}}}}),
+                description="read only the records the user asked about",
+            ),
+        ])
+
+    def label(self, view, check: Check, args: dict[str, Any]) -> Label:
+        return labeling.arith(view, args["tool"], args["arg"])
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        w, a = roles.get("write"), roles.get("arg")
+        return (_write_made(w), {"tool": w, "arg": a}) if w and a else None
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        if not ctx.has_gt:
+            return []
+        out = []
+        for w in ctx.writes:
+            if not ctx.gt_counts[w]:
+                continue
+            for a in sorted(ctx.gt_numeric.get(w, {})):
+                out.append(Proposal(
+                    name=f"compute_{a}_for_{w}",
+                    description=f"Compute the numeric argument {a} of {w} correctly from the records (totals, prices, "
+                    "counts).",
+                    roles=ctx.roles_for(w, arg=a) | {"key": ctx.roles_for(w).get("key", a)},
+                    label_check=_write_made(w),
+                    label_args={"tool": w, "arg": a},
+                ))
+        return out
+
+    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+        numeric = index.numeric_fields(roles.get("read", ""))
+        field = numeric[0] if numeric else "amount"
+        return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        k = "write" if "write" in roles else "read"
+        return [roles[k]] if roles.get(k) else []
+
+
+def _write_made(write: str) -> Check:
+    return Check(applies_if=[CallRef(tool=write)], clauses=[CallMade(id="write_made", call=CallRef(tool=write))])
+
+
+register_family(AggregationArithmetic())
