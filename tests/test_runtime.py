@@ -107,14 +107,19 @@ def test_max_turns_truncates_with_terminal_score():
     assert truncated and not terminated and reward == 0.0 and "reward_breakdown" in info
 
 
-def test_scripted_user_facts_confirmation_followups_and_end():
-    user = ScriptedUser(facts={"reservation id": "ABC123"}, aliases={"reservation id": ["booking"]}, followups=["Also X."])
-    assert user.reply("What is your booking code?") == ("My reservation id is ABC123.", False)
-    assert user.reply("Shall I proceed with the cancellation?") == ("Yes, please go ahead.", False)
-    assert user.reply("Done.") == ("Also X.", False)
-    reply, ended = user.reply("All done.")
-    assert ended and STOP in reply
-    assert ScriptedUser(confirm=False).reply("Do you confirm?")[0].startswith("No")
+def test_reset_builds_the_user_from_the_scenario_and_steps_report_calls_to_it():
+    """The user gets the scenario's facts and requests (never its bindings); every executed call is reported to it."""
+    env = gym.make(ENV_ID)
+    env.reset(seed=1)
+    base = env.unwrapped
+    assert base.user.requests == base.scenario.requests and base.user.facts == base.scenario.facts
+    target = base.scenario.requests[0].target
+    assert base.user.statuses == ["pending"]
+    env.step(json.dumps({"name": "cancel_reservation", "arguments": {"reservation_id": target}}))
+    assert base.user.statuses == ["done"]
+    _, _, terminated, _, info = env.step("Your reservation is cancelled.")
+    assert terminated and STOP in info["messages"][-1]["content"]
+    assert ScriptedUser().reply("All done.") == (f"Thank you, that's all I needed. {STOP}", True)
 
 
 def test_step_never_raises_on_odd_actions():

@@ -127,11 +127,9 @@ class TraceEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self.scenario = self.build_scenario(self.np_random)
+        # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(
-            facts=dict(self.scenario.facts),
-            aliases=dict(self.scenario.aliases),
-            confirm=self.scenario.confirm,
-            followups=list(self.scenario.followups),
+            facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests)
         )
         use_hint = bool(self.SPEC.hint) and self.hint_rate > 0 and float(self.np_random.random()) < self.hint_rate
         if options and "hint" in options:
@@ -202,6 +200,7 @@ class TraceEnv(gym.Env[str, str]):
         if nesting_exceeds(args):
             error = json.dumps({"error": f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"})
             self._steps.append(TraceStep(kind="call", name=name, arguments={}, result=error, error=True))
+            self.user.observe_call(name, {}, ok=False, kind=self._kinds.get(name))
             return error
         return self._run_calls([(name, args, None)])
 
@@ -252,6 +251,7 @@ class TraceEnv(gym.Env[str, str]):
             text = result if isinstance(result, str) else json.dumps(result)
             outputs.append((cid, name, text))
             self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
+            self.user.observe_call(name, args, ok=not error, kind=self._kinds.get(name))
             if not error and name in self.terminal_tools:
                 self.done = True
         self._messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})

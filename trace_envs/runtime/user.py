@@ -1,47 +1,298 @@
-"""A deterministic scripted user: answers requests for information and for confirmation, brings up follow-up
-requests, and ends the conversation when the agent stops asking."""
+"""A deterministic scripted user that behaves like a person with a request.
+
+It knows some facts (its user id, a reservation id, its reason, its payment method) and wants some things done
+(`UserRequest`s). It reads each agent message by intent, in this order:
+
+1. goodbye ("bye", "have a nice day", "take care"): thanks, and the conversation ends;
+2. a question for facts it holds, by any usual phrasing ("booking reference", "confirmation code", "account number",
+   "why", "how would you like to pay"): it gives every fact asked for, as often as asked;
+3. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
+   no for a request it declines, which it then never asks for again);
+4. a confirmation question that names no pending request: it asks what exactly the agent is going to do (never yes);
+5. a progress message ("let me check", "one moment"): it waits (a refusal in the same message still counts);
+6. a refusal ("I can't", "not allowed"): the requests it names (all pending when it names none) are refused and never
+   asked for again; it ends the conversation when nothing is left;
+7. any other statement: it ends the conversation once every request is resolved, else nudges for the first pending
+   one and gives up after `MAX_NUDGES` nudges with no tool call in between;
+8. any other question: it does not know; it repeats what it wants (or ends the conversation when nothing is pending).
+
+It sees only its facts, its requests and the tool calls the env reports (`observe_call`), never the check's bindings
+or the oracle. No reply but a yes to a named request contains a word the checks' default yes-pattern reads as
+agreement, so waiting, nudging or not knowing never counts as a confirmation.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from typing import Any, Literal
 
-from trace_envs.checks.clauses import DEFAULT_ASK
+from trace_envs.runtime.scenario import UserRequest
 
 STOP = "###STOP###"
-_ASK = re.compile(DEFAULT_ASK)
+
+GOODBYE_REPLY = "Thank you, goodbye."
+YES_REPLY = "Yes, please go ahead."
+NO_REPLY = "No, please don't do that. I've changed my mind."
+VAGUE_REPLY = "Could you tell me exactly what you are going to do first?"
+WAIT_REPLY = "Take your time, I'll wait."
+REFUSED_REPLY = "I understand. Thank you."
+DONE_REPLY = "Thank you, that's all I needed."
+NOTHING_ELSE_REPLY = "No, that's all I needed. Thank you."
+GIVE_UP_REPLY = "Never mind, I'll try again later."
+MAX_NUDGES = 3
+
+Status = Literal["pending", "done", "declined", "refused"]
+
+_GOODBYE = re.compile(
+    r"\b(good ?bye|bye|have an? (nice|great|good|wonderful|lovely) (day|one|evening|trip|flight|weekend)|take care)\b"
+)
+_ASK_START = re.compile(
+    r"^(could|can|may|would|will|please|kindly|what|which|whats|what's|tell me|provide|give me|share|send me|"
+    r"let me know|i need|i'll need|i will need|i'd need|i would need)\b"
+)
+_CONFIRM = re.compile(
+    r"\b(confirm|confirmation|proceed|shall i|should i|go ahead|do you want me to|would you like me to|ok to|okay to|"
+    r"is (that|this|it) (correct|right|ok|okay|fine|alright)|yes or no|are you sure|can i go|may i|"
+    r"do you (still )?(want|wish) to|would you (still )?like to)\b"
+)
+# A confirmation asked without a question mark.
+_PLEASE_CONFIRM = re.compile(r"\b(please|kindly|can you|could you) confirm\b")
+# "let me know" asks the user for something; it announces no step.
+_PROGRESS = re.compile(
+    r"\b(let me(?! know)|i'll|i will|i'm going to|i am going to|one moment|just a moment|a moment please|please wait|"
+    r"give me a (moment|second|minute)|checking|looking into|looking up|allow me|bear with me|hold on|one second)\b"
+)
+# "I can't find it" reports a failed lookup, not a refusal of the request.
+_REFUSAL = re.compile(
+    r"\b(i can't|i cannot|i can not|we can't|we cannot|i'm unable|i am unable|we're unable|we are unable|"
+    r"not able to|not allowed|not permitted|does not allow|doesn't allow|do not allow|don't allow|"
+    r"i'm sorry, but|i am sorry, but)\b(?! (seem to )?(to )?(find|locate|see|access|retrieve|load|look))"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+# Other names people use for ids of the user's own records and for its account.
+_ID_SUFFIXES = ("id", "number", "code", "reference", "ref", "no")
+_NOUN_GROUPS = ({"reservation", "booking", "trip"}, {"order", "purchase"})
+_RECORD_REFERENCES = (
+    "booking reference", "booking number", "confirmation code", "confirmation number", "reference number",
+    "reference code",
+)
+_ACCOUNT_WORDS = ("user", "customer", "account", "profile", "member")
+_ACCOUNT_REFERENCES = (
+    "user id", "account id", "account number", "customer id", "customer number", "username", "user name",
+    "profile id", "member id", "member number",
+)
 
 
-@dataclass
+def normalize(text: str) -> str:
+    """Lowercase, typographic apostrophes made plain, `_` and `-` read as spaces, whitespace collapsed."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    return " ".join(re.sub(r"[_\-]+", " ", text).split())
+
+
+def label_phrasings(label: str, aliases: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Every phrasing that names the fact `label`: the label and its aliases, plus the usual synonyms of its kind
+    ("reservation id" -> "booking reference", "confirmation code", ...; "user id" -> "account number", "username",
+    ...; a reason -> "why"; a payment method -> "payment", "pay with", "card")."""
+    norm = normalize(label)
+    words = norm.split()
+    out = [norm, *(normalize(a) for a in aliases if a.strip())]
+    if words and words[0] in _ACCOUNT_WORDS and words[-1] in (*_ID_SUFFIXES, "name"):
+        out += _ACCOUNT_REFERENCES
+    elif len(words) >= 2 and words[-1] in _ID_SUFFIXES:
+        noun = " ".join(words[:-1])
+        nouns = next((g for g in _NOUN_GROUPS if noun in g), {noun})
+        out += [f"{n} {s}" for n in sorted(nouns) for s in _ID_SUFFIXES]
+        out += _RECORD_REFERENCES
+    if "reason" in words:
+        out += ["reason", "why"]
+    if "payment" in words:
+        out += ["payment", "pay with", "pay", "card"]
+    return list(dict.fromkeys(p for p in out if p))
+
+
+def _words_regex(phrases: list[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{alternatives})s?(?![a-z0-9])")
+
+
+def _action_regex(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Matches any of `words` with its usual inflections ("cancel" -> "cancellation", "update" -> "updating"); short
+    words only take plain suffixes, so "add" does not match "address"."""
+    parts = []
+    for w in (normalize(w) for w in words):
+        if not w:
+            continue
+        if len(w) <= 3:
+            parts.append(rf"{re.escape(w)}(?:s|es|ed|ded|ing|ding)?\b")
+        else:
+            parts.append(re.escape(w[:-1] if w.endswith("e") else w) + r"\w*")
+    return re.compile(rf"\b(?:{'|'.join(parts)})") if parts else None
+
+
+def _target_regex(target: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(target)}(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+def _scalars(value: Any, depth: int = 0) -> Iterator[str]:
+    if depth > 8:
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _scalars(v, depth + 1)
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        yield str(value)
+
+
 class ScriptedUser:
-    """`facts` maps a label the agent may ask about (e.g. "reservation id") to its value; `aliases` gives other words
-    that mean the same label. `confirm` is how the user answers a request for confirmation. `followups` are said, one
-    per agent message, once the agent stops asking questions."""
+    """The simulated user of an episode.
 
-    facts: dict[str, str] = field(default_factory=dict)
-    aliases: dict[str, list[str]] = field(default_factory=dict)
-    confirm: bool = True
-    followups: list[str] = field(default_factory=list)
-    max_idle_questions: int = 2
-    given: set[str] = field(default_factory=set)
-    idle: int = 0
+    facts: label -> value the user knows and gives when asked (default none).
+    aliases: label -> other phrasings of that label, on top of the usual synonyms (default none).
+    requests: what the user wants, in the order it asks for them (default none: every statement ends the talk).
+    """
 
+    def __init__(
+        self,
+        facts: dict[str, str] | None = None,
+        aliases: dict[str, list[str]] | None = None,
+        requests: list[UserRequest] | None = None,
+    ):
+        self.facts = dict(facts or {})
+        self.aliases = {k: list(v) for k, v in (aliases or {}).items()}
+        self.requests = list(requests or [])
+        self._status: list[Status] = ["pending"] * len(self.requests)
+        self._answered: list[bool] = [False] * len(self.requests)  # an info request's read has been observed
+        self._fact_res = {label: _words_regex(label_phrasings(label, self.aliases.get(label, []))) for label in self.facts}
+        self._action_res = [_action_regex(r.action_words) for r in self.requests]
+        self._target_res = [_target_regex(r.target) if r.target else None for r in self.requests]
+        self._nudges = 0
+
+    # ---- what the env tells the user ----------------------------------------------------------------------------
+    def observe_call(self, name: str, arguments: dict[str, Any], ok: bool, kind: str | None = None) -> None:
+        """The agent called tool `name` with `arguments`; `ok` is False when the call returned an error; `kind` is the
+        tool's kind ("read", "write", "other") when the env knows it. A successful call of a pending write or handoff
+        request's tool with its target among the argument values fulfils it; a successful read prepares an info
+        request to be resolved by the agent's next statement."""
+        self._nudges = 0
+        if not ok:
+            return
+        values = set(_scalars(arguments))
+        for i, req in enumerate(self.requests):
+            if self._status[i] != "pending" or (req.target is not None and req.target not in values):
+                continue
+            if req.kind == "info":
+                if name == req.tool or (req.tool is None and kind in (None, "read")):
+                    self._answered[i] = True
+            elif name == req.tool:
+                self._status[i] = "done"
+
+    @property
+    def statuses(self) -> list[Status]:
+        """Each request's status, in order: pending, done, declined or refused."""
+        return list(self._status)
+
+    # ---- the user's turn ----------------------------------------------------------------------------------------
     def reply(self, agent_text: str) -> tuple[str, bool]:
         """The user's answer to one agent message, and whether the user ended the conversation."""
-        lowered = agent_text.lower()
-        asked = [label for label in self.facts if label not in self.given and self._mentions(lowered, label)]
+        text = normalize(agent_text)
+        question = "?" in text
+        if _GOODBYE.search(text):
+            return self._end(GOODBYE_REPLY)
+        asked = self._facts_asked(agent_text)
         if asked:
-            self.given.update(asked)
             return " ".join(f"My {label} is {self.facts[label]}." for label in asked), False
-        if _ASK.search(agent_text):
-            return ("Yes, please go ahead." if self.confirm else "No, please don't do that."), False
-        if self.followups:
-            return self.followups.pop(0), False
-        if "?" in agent_text and self.idle < self.max_idle_questions:
-            self.idle += 1
-            return "I don't have anything else to add. Could you please take care of my request?", False
-        return f"Thank you, that's all I needed. {STOP}", True
+        if _CONFIRM.search(text) and (question or _PLEASE_CONFIRM.search(text)):
+            named = [i for i in self._named(agent_text, text, strict=True) if self._status[i] in ("pending", "declined")]
+            if named:
+                return self._confirm(named), False
+            if self._pending():
+                return VAGUE_REPLY, False
+        refusal = bool(_REFUSAL.search(text))
+        if refusal:
+            named = [i for i in self._named(agent_text, text, strict=False) if self._status[i] == "pending"]
+            for i in named or self._pending():
+                self._status[i] = "refused"
+        if _PROGRESS.search(text):
+            return WAIT_REPLY, False
+        if refusal:
+            nxt = self._pending()
+            if not nxt:
+                return self._end(REFUSED_REPLY)
+            return f"I understand. Could you please {self.requests[nxt[0]].phrase}?", False
+        self._resolve_answered()
+        pending = self._pending()
+        if question:
+            if not pending:
+                return self._end(NOTHING_ELSE_REPLY)
+            return f"I don't know. I just want to {self.requests[pending[0]].phrase}.", False
+        if not pending:
+            return self._end(DONE_REPLY)
+        if self._nudges >= MAX_NUDGES:
+            return self._end(GIVE_UP_REPLY)
+        self._nudges += 1
+        return f"Could you please {self.requests[pending[0]].phrase}?", False
 
-    def _mentions(self, lowered: str, label: str) -> bool:
-        words = [label, *self.aliases.get(label, [])]
-        return any(w.lower() in lowered for w in words)
+    # ---- internals ----------------------------------------------------------------------------------------------
+    def _end(self, text: str) -> tuple[str, bool]:
+        return f"{text} {STOP}", True
+
+    def _pending(self) -> list[int]:
+        return [i for i, s in enumerate(self._status) if s == "pending"]
+
+    def _resolve_answered(self) -> None:
+        for i, req in enumerate(self.requests):
+            if req.kind == "info" and self._status[i] == "pending" and self._answered[i]:
+                self._status[i] = "done"
+
+    def _named(self, raw: str, text: str, strict: bool) -> list[int]:
+        """Requests (write and handoff) the message names. strict (a confirmation): its action and its target when
+        it has one; else (a refusal): its target, or its action when it has no target."""
+        out = []
+        for i, req in enumerate(self.requests):
+            if req.kind == "info":
+                continue
+            action, target = self._action_res[i], self._target_res[i]
+            has_action = bool(action and action.search(text))
+            has_target = bool(target and target.search(raw))
+            if strict and has_action and (target is None or has_target):
+                out.append(i)
+            elif not strict and (has_target if target is not None else has_action):
+                out.append(i)
+        return out
+
+    def _facts_asked(self, raw: str) -> list[str]:
+        """Labels of facts some sentence of `raw` asks for: it is a question (a "?" or a request-like opening), names
+        the fact by any phrasing, does not already state the fact's value, and is not a confirmation question about
+        a request."""
+        if not self.facts:
+            return []
+        asked: list[str] = []
+        for sentence in _SENTENCE_END.split(raw):
+            text = normalize(sentence)
+            if not text or not ("?" in text or _ASK_START.search(text)):
+                continue
+            if _CONFIRM.search(text) and self._named(sentence, text, strict=True):
+                continue
+            for label, pattern in self._fact_res.items():
+                value = str(self.facts[label])
+                if label not in asked and pattern.search(text) and value.lower() not in sentence.lower():
+                    asked.append(label)
+        return [label for label in self.facts if label in asked]
+
+    def _confirm(self, named: list[int]) -> str:
+        yes = [i for i in named if not self.requests[i].decline]
+        no = [i for i in named if self.requests[i].decline]
+        for i in no:
+            self._status[i] = "declined"
+        if not no:
+            return YES_REPLY
+        if not yes:
+            return NO_REPLY
+        go = " and ".join(self.requests[i].phrase for i in yes)
+        stop = " or ".join(self.requests[i].phrase for i in no)
+        return f"Yes, please go ahead and {go}. But please don't {stop}: I've changed my mind about that."
