@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Confirmation, Order
-from trace_envs.runtime import Scenario, ToolError, TraceEnv
+from trace_envs.runtime import Scenario, ToolError, TraceEnv, UserRequest
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
 TOY_ENV_ID = "trace-toy/confirm_refund"
@@ -82,6 +82,7 @@ class ToyConfirmRefundEnv(TraceEnv):
             state={"orders": orders, "refunds": []},
             bindings={"order_id": target},
             opening=opening,
+            requests=[UserRequest.write("refund_order", "order_id", target)],
             oracle=[get, ask, refund],
             mutants={"no_confirm": [get, refund], "no_lookup": [ask, refund], "text_only": [ask]},
         )

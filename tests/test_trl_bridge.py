@@ -114,7 +114,7 @@ def test_user_channel_and_tool_errors() -> None:
     err = json.loads(inst.get_order_details(order_id="#nope"))
     assert "error" in err
     inst.get_order_details(order_id=oid)
-    reply = inst.send_message_to_user(message="Shall I proceed with the refund? Please confirm.")
+    reply = inst.send_message_to_user(message=f"Shall I proceed with the refund of order {oid}? Please confirm.")
     assert "yes" in reply.lower()
     inst.refund_order(order_id=oid, reason="late")
     assert inst.get_reward() == 1.0 and inst.last_result.passed

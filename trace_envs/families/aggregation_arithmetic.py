@@ -23,7 +23,7 @@ from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Co
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, set_path
 from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
@@ -85,7 +85,10 @@ class AggregationEnv(RecordEnv):
         }
         bindings: dict[str, Any] = {f"target_{i}": rid for i, rid in enumerate(targets)}
         bindings.update(target=targets[0], targets=list(targets), answer=answer)
-        return Scenario(state=new_state(records), bindings=bindings, opening=opening, oracle=oracle, mutants=mutants)
+        requests = [UserRequest(kind="info", tool=read, phrase=f"tell me {question}")]
+        return Scenario(
+            state=new_state(records), bindings=bindings, opening=opening, requests=requests, oracle=oracle, mutants=mutants
+        )
 
 
 def _aggregate(op: str, values: list[float | int]) -> float | int:

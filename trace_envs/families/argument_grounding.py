@@ -23,7 +23,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Grounded, NoCall
 from trace_envs.families import labeling
 from trace_envs.families.base import MAX_TOOL_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import done_message, key_noun, request_phrase
 from trace_envs.runtime.records import example_for, get_path, like_value, set_path
 from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
@@ -89,6 +89,7 @@ class GroundingEnv(RecordEnv):
             state=new_state(records),
             bindings={"target": target, "grounded": grounded},
             opening=opening,
+            requests=[UserRequest.write(write, key, target)],
             oracle=oracle,
             mutants=mutants,
         )

@@ -21,7 +21,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, Co
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import done_message, request_phrase
 from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 
@@ -75,7 +75,7 @@ class ConfirmationEnv(RecordEnv):
             state=new_state(records),
             bindings={"target": target, "declined": declined},
             opening=opening,
-            confirm=not declined,
+            requests=[UserRequest.write(write, key, target, decline=declined)],
             oracle=oracle,
             mutants=mutants,
         )

@@ -27,7 +27,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families import labeling
 from trace_envs.families.base import SYNTHETIC_GATE, Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import done_message, key_noun, path_words, request_phrase
 from trace_envs.runtime.records import set_path
 from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
@@ -131,6 +131,10 @@ class HandoffEnv(RecordEnv):
             state=new_state(records),
             bindings={"target": target, "self_service": self_service, "reason": reason},
             opening=opening,
+            requests=[
+                UserRequest.write(write, key, target) if write
+                else UserRequest(kind="handoff", tool=handoff, phrase=f"get help with my {noun} {target}")
+            ],
             oracle=oracle,
             mutants=mutants,
         )

@@ -25,7 +25,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, Gr
 from trace_envs.families import labeling
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, like_id, like_value, set_path
 from trace_envs.runtime.world import RecordEnv, call, make_records, new_state
@@ -90,6 +90,7 @@ class GatheringEnv(RecordEnv):
             opening=opening,
             facts={label: target},
             aliases={label: aliases},
+            requests=[UserRequest(kind="info", tool=read, target=target, phrase=f"tell me the {asked_about} of my {noun}")],
             oracle=oracle,
             mutants=mutants,
         )

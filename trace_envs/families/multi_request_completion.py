@@ -19,7 +19,7 @@ from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, No
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import done_message, request_phrase
 from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 
@@ -66,7 +66,10 @@ class MultiRequestEnv(RecordEnv):
         }
         bindings: dict[str, Any] = {f"target_{i}": t for i, t in enumerate(targets)}
         bindings.update(target=targets[0], targets=list(targets))
-        return Scenario(state=new_state(records), bindings=bindings, opening=opening, oracle=oracle, mutants=mutants)
+        requests = [UserRequest.write(write, key, t) for t in targets]
+        return Scenario(
+            state=new_state(records), bindings=bindings, opening=opening, requests=requests, oracle=oracle, mutants=mutants
+        )
 
 
 def _enumerate(items: list[str]) -> str:

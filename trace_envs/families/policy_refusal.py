@@ -21,7 +21,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, No
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import request_phrase
 from trace_envs.runtime.records import set_path
 from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
@@ -78,6 +78,7 @@ class RefusalEnv(RecordEnv):
             state=new_state(records),
             bindings={"target": target, "reason": reason, "reason_words": reason_words},
             opening=opening,
+            requests=[UserRequest.write(write, key, target)],
             oracle=oracle,
             mutants=mutants,
         )

@@ -22,7 +22,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, No
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario
+from trace_envs.runtime import Scenario, UserRequest
 from trace_envs.runtime.phrases import done_message, request_phrase
 from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
 from trace_envs.trajectories.results import ResultIndex
@@ -89,6 +89,7 @@ class PreconditionEnv(RecordEnv):
             state=new_state(records),
             bindings={"target": target, "allowed": allowed, "reason": reason},
             opening=opening,
+            requests=[UserRequest.write(write, key, target)],
             oracle=oracle,
             mutants=mutants,
         )
