@@ -3,21 +3,69 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from trace_envs.runtime.phrases import action_words, user_phrase
 
 
 class ToolError(Exception):
     """Raised by a tool implementation for a bad request; the agent sees `{"error": message}`."""
 
 
+@dataclass(kw_only=True)
+class UserRequest:
+    """One thing the scripted user wants done.
+
+    kind: "write" (a change the agent makes with `tool`), "handoff" (a transfer with `tool`) or "info" (something
+        the user wants to know; done once the agent has read a record and then tells the user something).
+    tool: the tool whose successful call fulfils the request (for "info", the read that answers it; None: any read).
+    target: the key value the request is about (e.g. "QZ7Y2K"), or None; a call fulfils the request only when one of
+        its argument values equals it, and a confirmation question must mention it.
+    phrase: how the user names the request, as a verb phrase ("cancel reservation QZ7Y2K").
+    action_words: words that name the action in the agent's messages ("cancel"); default `action_words(tool)`.
+    decline: the user answers no when asked to confirm this request (default False: yes).
+    """
+
+    kind: Literal["write", "info", "handoff"]
+    phrase: str
+    tool: str | None = None
+    target: str | None = None
+    action_words: tuple[str, ...] = ()
+    decline: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("write", "info", "handoff"):
+            raise ValueError(f"UserRequest.kind must be write, info or handoff, got {self.kind!r}")
+        if self.kind != "info" and not self.tool:
+            raise ValueError(f"a {self.kind} request needs the tool that fulfils it")
+        if not self.action_words and self.tool:
+            self.action_words = action_words(self.tool)
+        self.action_words = tuple(w.lower() for w in self.action_words if w.strip())
+
+    @classmethod
+    def write(cls, tool: str, key: str, target: str, decline: bool = False) -> "UserRequest":
+        """The user's request for `tool` on the record whose argument `key` is `target` ("cancel reservation QZ7Y2K");
+        `decline`: the user says no when asked to confirm it."""
+        return cls(kind="write", tool=tool, target=target, phrase=user_phrase(tool, key, target), decline=decline)
+
+
 @dataclass
 class Scenario:
+    """One episode's world and script.
+
+    state: the world the tools act on. bindings: values the check's `$var`s refer to (never shown to the user).
+    opening: the user's first message. facts: label -> value the user knows and gives when asked ("user id" ->
+    "omar_davis_3817"); aliases: more phrasings per label. requests: what the user wants, in order. oracle: the
+    actions of a correct agent; mutants: named wrong variants of it. klass: the scenario's class ("allowed",
+    "blocked", "declined", ...; default "default"), which validation balances.
+    """
+
     state: dict[str, Any]
     bindings: dict[str, Any]
     opening: str
     facts: dict[str, str] = field(default_factory=dict)
     aliases: dict[str, list[str]] = field(default_factory=dict)
-    confirm: bool = True
-    followups: list[str] = field(default_factory=list)
+    requests: list[UserRequest] = field(default_factory=list)
     oracle: list[str] = field(default_factory=list)
     mutants: dict[str, list[str]] = field(default_factory=dict)
+    klass: str = "default"
