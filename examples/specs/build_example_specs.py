@@ -20,6 +20,7 @@ from trace_envs.checks.trace import parse_result
 from trace_envs.families import env_check
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec, ScenarioKnobs, ToolSpec
+from trace_envs.spec.rules import load_rules
 from trace_envs.trajectories.loaders import load_runs
 from trace_envs.trajectories.profile import build_profile
 
@@ -63,9 +64,11 @@ class Domain:
         return [parse_result(c.result) for r in self.runs for c in r.agent_calls if c.name == name and not c.error]
 
     def tool(self, name: str, pick: Callable[[Any], bool] | None = None) -> ToolSpec:
-        """The tool with tau-bench's descriptions; `pick` chooses which real result its records imitate."""
-        example = next((r for r in self.results(name) if pick is None or pick(r)), None)
-        spec = tool_spec(self.profile, name, description=DESCRIPTIONS[name], result_example=example)
+        """The tool with tau-bench's descriptions; `pick` chooses which real records its scenarios start from."""
+        spec = tool_spec(self.profile, name, description=DESCRIPTIONS[name])
+        if pick is not None:
+            spec.result_examples = [r for r in spec.result_examples if pick(r)]
+            spec.result_example = spec.result_examples[0] if spec.result_examples else spec.result_example
         for arg, schema in spec.properties.items():
             if arg in ARG_DESCRIPTIONS:
                 schema["description"] = ARG_DESCRIPTIONS[arg]
@@ -74,8 +77,9 @@ class Domain:
         return spec
 
     def policy(self, *starts: str) -> str:
-        """The wiki's lines that begin with each of `starts` (after the bullet), verbatim."""
-        out = []
+        """The wiki's lines that begin with each of `starts` (after the bullet), verbatim, after the line stating the
+        current time (the policy's time rules are read at it)."""
+        out = [next(line for line in self.wiki if line.startswith("The current time is"))]
         for start in starts:
             hits = [line for line in self.wiki if line.lstrip("- ").startswith(start)]
             if not hits:
@@ -89,58 +93,69 @@ def active(r: Any) -> bool:
     return isinstance(r, dict) and "status" not in r
 
 
+RULES = load_rules(HERE.parent / "rules" / "airline.yaml")
+
+
 def spec(name: str, description: str, family: str, tools: list[ToolSpec], roles: dict[str, str], policy: str,
-         hint: str, params: dict[str, Any] | None = None, **knobs: Any) -> CapabilitySpec:
+         hint: str, invariants: list[Any], params: dict[str, Any] | None = None, **knobs: Any) -> CapabilitySpec:
     knob = ScenarioKnobs(**knobs)
     params = params or {}
+    names = {t.name for t in tools}
+    rules = RULES.model_copy(update={"writes": [r for r in RULES.writes if r.tool in names]})
     return CapabilitySpec(
         name=name, description=description, family=family, domain="airline", tools=tools, roles=roles, params=params,
-        policy=policy, hint=hint, knobs=knob, check=env_check(family, roles, params, requests=knob.requests),
+        policy=policy, hint=hint, knobs=knob, rules=rules, invariants=invariants,
+        check=env_check(family, roles, params, requests=knob.requests),
     ).with_hash()
 
 
 def build(data: Path) -> list[CapabilitySpec]:
     d = Domain(data)
-    # Each spec's records imitate a real reservation its request makes sense on: no checked bags yet when the user adds
-    # bags (the policy forbids removing them), business class when the user cancels (always cancellable).
+    # Scenarios start from real reservations their request makes sense on: not cancelled; no checked bags yet when
+    # the user adds bags (the policy forbids removing them).
     read = d.tool("get_reservation_details", active)
     read_no_bags = d.tool("get_reservation_details", lambda r: active(r) and r.get("total_baggages") == 0)
-    read_business = d.tool("get_reservation_details", lambda r: active(r) and r.get("cabin") == "business")
     cancel = d.tool("cancel_reservation")
     baggages = d.tool("update_reservation_baggages")
     flights = d.tool("update_reservation_flights")
     transfer = d.tool("transfer_to_human_agents")
+    invariants = d.profile.invariants.get(read.name, [])
     rw = lambda write: {"read": read.name, "write": write.name, "key": KEY}  # noqa: E731
+    confirm = "Before taking any actions that update the booking database"
+    cancel_rules = ("The agent must first obtain the user id, the reservation id, and the reason for cancellation",
+                    "All reservations can be cancelled within 24 hours of booking",
+                    "The agent can only cancel the whole trip that is not flown.")
     return [
         spec(
             "airline_check_cabin_before_cancel",
-            "Before cancelling a reservation, look it up with get_reservation_details and check its cabin: only "
-            "business-class reservations may be cancelled for a refund outside the 24-hour window; otherwise refuse "
-            "and tell the user the cabin is the reason.",
+            "Before cancelling a reservation, look it up with get_reservation_details and check its cabin: outside "
+            "the 24-hour window and without a covered reason, only business-class reservations may be cancelled; "
+            "otherwise refuse and tell the user the cabin is the reason.",
             "precondition_before_write", [read, cancel], rw(cancel),
-            d.policy("The agent can only cancel the whole trip that is not flown.",
-                     "All reservations can be cancelled within 24 hours of booking"),
+            d.policy(confirm, *cancel_rules),
             "Call get_reservation_details first and read the cabin before deciding whether to cancel.",
-            params={"field": "cabin", "allowed": ["business"], "blocked": ["economy", "basic_economy"]},
+            invariants, params={"field": "cabin", "allowed": ["business"], "blocked": ["economy", "basic_economy"]},
         ),
         spec(
             "airline_confirm_before_baggage_update",
             "Before updating a reservation's baggage, list the action details and get an explicit yes from the user; "
             "when the user says no, make no change.",
             "confirmation_before_write", [read_no_bags, baggages], rw(baggages),
-            d.policy("Before taking any actions that update the booking database", "Change baggage and insurance"),
+            d.policy(confirm, "The agent must first obtain the user id and the reservation id.",
+                     "Change baggage and insurance"),
             "Look the reservation up, state exactly what you will change and ask the user to confirm; call "
             "update_reservation_baggages only after the user answers yes.",
-            difficulty="hard",
+            invariants, difficulty="hard",
         ),
         spec(
             "airline_cancel_every_requested_reservation",
-            "When the user asks to cancel several reservations in one message, look up and cancel every one of them, "
-            "not just the first.",
-            "multi_request_completion", [read_business, cancel], rw(cancel),
-            d.policy("All reservations can be cancelled within 24 hours of booking", "The refund will go to original"),
-            "The user listed several reservations: check each with get_reservation_details and cancel each one before "
-            "you wrap up.",
+            "When the user asks to cancel several reservations in one message, look up every one of them and cancel "
+            "each the policy allows (refusing, with the reason, the one it does not), not just the first.",
+            "multi_request_completion", [read, cancel], rw(cancel),
+            d.policy(confirm, *cancel_rules, "The refund will go to original"),
+            "The user listed several reservations: check each with get_reservation_details and handle each one "
+            "before you wrap up.",
+            invariants, params={"field": "cabin", "allowed": ["business"], "blocked": ["economy", "basic_economy"]},
             requests=3, distractors=2,
         ),
         spec(
@@ -148,20 +163,23 @@ def build(data: Path) -> list[CapabilitySpec]:
             "When the user wants to pay with the payment method already on a reservation, read the payment id from the "
             "reservation's payment history instead of guessing it.",
             "argument_grounding", [read_no_bags, baggages], {**rw(baggages), "arg": "payment_id"},
-            d.policy("Change baggage and insurance", "You should not provide any information, knowledge, or procedures"),
+            d.policy(confirm, "The agent must first obtain the user id and the reservation id.",
+                     "Change baggage and insurance",
+                     "You should not provide any information, knowledge, or procedures"),
             "Call get_reservation_details and pass the payment_id of the reservation's payment_history exactly as it "
             "is returned.",
-            params={"source_field": "payment_history.0.payment_id"},
+            invariants, params={"source_field": "payment_history.0.payment_id"},
         ),
         spec(
             "airline_refuse_basic_economy_flight_change",
             "Refuse to change the flights of a basic economy reservation: look it up, make no change and tell the user "
-            "that the basic economy cabin is the reason.",
+            "that the basic economy cabin is the reason; change the flights of other reservations as asked.",
             "policy_refusal", [read, flights], rw(flights),
-            d.policy("Change flights: Basic economy flights cannot be modified.", "You should deny user requests"),
+            d.policy(confirm, "The agent must first obtain the user id and the reservation id.",
+                     "Change flights: Basic economy flights cannot be modified.", "You should deny user requests"),
             "Check the cabin with get_reservation_details before changing flights: basic economy flights cannot be "
             "modified, so refuse and say why.",
-            params={"field": "cabin", "blocked": ["basic_economy"]},
+            invariants, params={"field": "cabin", "blocked": ["basic_economy"], "allowed": ["economy", "business"]},
         ),
         spec(
             "airline_ask_for_reservation_id",
@@ -170,10 +188,9 @@ def build(data: Path) -> list[CapabilitySpec]:
             "another customer's id, and without changing anything), then tell the user what they asked.",
             "information_gathering", [read, cancel], {"read": read.name, "key": KEY},
             d.policy("The agent must first obtain the user id and the reservation id.",
-                     "You should not provide any information, knowledge, or procedures",
-                     "Before taking any actions that update the booking database"),
+                     "You should not provide any information, knowledge, or procedures", confirm),
             "Ask the user for the reservation id before calling get_reservation_details; do not guess it.",
-            params={
+            invariants, params={
                 "label": "reservation id",
                 "aliases": ["reservation number", "booking id", "confirmation number"],
                 "answer_field": "flights.0.flight_number",
@@ -187,34 +204,21 @@ def build(data: Path) -> list[CapabilitySpec]:
             "report it only after reading them, without changing anything or reading other reservations.",
             "aggregation_arithmetic", [read, cancel], {"read": read.name, "key": KEY},
             d.policy("You should not provide any information, knowledge, or procedures",
-                     "Each reservation has an reservation id",
-                     "Before taking any actions that update the booking database"),
+                     "Each reservation has an reservation id", confirm),
             "Call get_reservation_details for every reservation the user listed, then add up the amounts.",
-            params={"field": "payment_history.0.amount", "op": "sum", "label": "amount paid"},
+            invariants, params={"field": "payment_history.*.amount", "op": "sum", "label": "amount paid"},
             entities=5, requests=3,
         ),
         spec(
             "airline_transfer_when_trip_flown",
             "When the user asks to cancel a reservation, look it up first; if a segment has already been flown the "
             "agent cannot help and must transfer to a human agent with transfer_to_human_agents (never cancel it); "
-            "otherwise cancel it without transferring.",
+            "otherwise cancel it (when the policy allows) without transferring.",
             "handoff_to_human", [read, cancel, transfer],
             {"read": read.name, "handoff": transfer.name, "write": cancel.name, "key": KEY},
-            d.policy("The current time is", "You should transfer the user to a human agent if and only if",
-                     "All reservations can be cancelled within 24 hours of booking",
-                     "The agent can only cancel the whole trip that is not flown."),
-            "Call get_reservation_details first; if the first flight has landed or is flying, transfer to a human.",
-            params={
-                # tau-bench flight statuses: a segment that is flying or has landed has been used
-                "field": "flights.0.status",
-                "blocked": ["landed", "flying"],
-                "allowed": ["available", "on time", "delayed"],
-                # keep the self-service case within the cancellation rules: business can always be cancelled
-                "set_fields": {"cabin": "business"},
-                # and the first flight's date agrees with its status (the wiki's current time is 2024-05-15 15:00 EST)
-                "blocked_fields": {"flights.0.date": "2024-05-15"},
-                "allowed_fields": {"flights.0.date": "2024-05-17"},
-            },
+            d.policy(confirm, "You should transfer the user to a human agent if and only if", *cancel_rules),
+            "Call get_reservation_details first; if a flight of the trip is dated before today, transfer to a human.",
+            invariants,
         ),
     ]
 

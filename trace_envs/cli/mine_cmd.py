@@ -40,6 +40,9 @@ def mine(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Parallel LLM requests.")] = 4,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip runs that do not parse.")] = False,
     kinds: Annotated[Optional[Path], typer.Option("--kinds", help="YAML/JSON tool-kind overrides.")] = None,
+    rules: Annotated[Optional[Path], typer.Option(
+        "--rules", help="YAML/JSON policy rules (when each write is allowed; see examples/rules/): mined envs then hold "
+        "the policy's other conditions neutral.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Mine the capabilities an agent lacks."""
@@ -62,12 +65,16 @@ def mine(
             client = LLMClient(llm, base_url=base_url, cache_dir=cache_dir)
         except LLMConfigError as exc:
             raise fail(str(exc)) from None
-    overrides = None
+    overrides = policy_rules = None
     try:
         if kinds is not None:
             from trace_envs.trajectories.profile import load_overrides
 
             overrides = load_overrides(kinds)
+        if rules is not None:
+            from trace_envs.spec.rules import load_rules
+
+            policy_rules = load_rules(rules)
         loaded = load_runs(paths, skip_invalid=skip_invalid)
     except (TrajectoryFormatError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -77,14 +84,14 @@ def mine(
                        dup_agreement=dup_agreement, concurrency=concurrency)
     try:
         if quiet:
-            result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides)
+            result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides, rules=policy_rules)
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           transient=True) as bar:
                 task = bar.add_task("label", total=len(loaded.runs))
-                result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides,
+                result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides, rules=policy_rules,
                                   progress=lambda m: bar.advance(task, m))
     except ContrastError as exc:
         raise fail(str(exc)) from None

@@ -186,7 +186,7 @@ def _scenario(rng: random.Random) -> _Scenario:
             "user_id": user_id,
             "status": status,
             "items": [{"product_id": str(rng.randint(10**9, 10**10 - 1)), "name": rng.choice(_PRODUCTS),
-                       "price": round(rng.uniform(10, 400), 2)}],
+                       "price": round(rng.uniform(10, 400), 2)} for _ in range(rng.choice((1, 2, 3)))],
             "payment_method_id": pm,
         }
         sc.orders[oid]["total"] = round(sum(i["price"] for i in sc.orders[oid]["items"]), 2)

@@ -1,7 +1,7 @@
 """Capability families, one module each; importing this package registers the built-in ones.
 
-A built-in family is any module of this package other than the infrastructure (`base`, `registry`, `labeling`): it
-calls `register_family` when imported. A user's family does the same from its own module (see
+A built-in family is any module of this package other than the infrastructure (`base`, `registry`, `labeling`,
+`kit`): it calls `register_family` when imported. A user's family does the same from its own module (see
 `examples/custom_family.py`).
 """
 
@@ -15,7 +15,7 @@ from trace_envs.checks.clauses import Check
 from trace_envs.families.base import Family, Proposal, ProposalContext
 from trace_envs.families.registry import FamilyError, all_families, get_family, register_family, unregister_family
 
-_INFRASTRUCTURE = {"base", "registry", "labeling"}
+_INFRASTRUCTURE = {"base", "registry", "labeling", "kit"}
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _module not in _INFRASTRUCTURE and not _module.startswith("_"):

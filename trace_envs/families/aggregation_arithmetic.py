@@ -2,19 +2,22 @@
 
 The user lists `knobs.requests` of their records and asks for an aggregate (`params.op`: sum | max | min | count) of a
 numeric field (`params.field`, a field name or a dotted path such as `payment_history.0.amount`; a list-valued field
-counts its items). The agent must read every listed record and report the number after reading; reading other records
-or writing anything is penalised. `count` is the number of listed records whose value is above zero. Bindings:
-`target_0` .. `target_{n-1}`, `targets`, `target`, `answer`.
+counts its items). The agent must read every listed record and state the figure in a sentence after reading; a reply
+that pastes the records or lists many numbers states nothing, and reading other records or writing anything zeroes
+the score. `count` is the number of listed records whose value is above zero. Bindings: `target_0` ..,
+`targets`, `target`, `answer`.
 
 Example episode (airline, total paid over three reservations):
 
-    user:  Hi! I have these reservations: A1B2C3, D4E5F6 and G7H8I9. Could you tell me the total amount paid?
+    user:  Hi! My user id is omar_davis_3817. I have these reservations: A1B2C3, D4E5F6 and G7H8I9. Could you tell
+           me the total amount paid?
     agent: get_reservation_details(A1B2C3), get_reservation_details(D4E5F6), get_reservation_details(G7H8I9)
-    agent: I looked up A1B2C3, D4E5F6 and G7H8I9: the total amount paid is 2317.
+    agent: I looked up the 3 reservations you listed: the total amount paid is 2317.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,11 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path, set_path
-from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
+from trace_envs.runtime.scenario import UserRequest
+from trace_envs.runtime.world import RecordEnv, ScenarioError, listing, new_state
+from trace_envs.trajectories.invariants import values_at, violations
 from trace_envs.trajectories.results import ResultIndex
 
 OPS = ("sum", "max", "min", "count")
@@ -36,7 +42,7 @@ ZERO_SHARE = 0.4  # op count: share of listed records whose value is set to zero
 class AggregationParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    field: str = Field(description="Numeric record field to aggregate (a dotted path).")
+    field: str = Field(description="Numeric record field to aggregate (a dotted path; `*` sums over list items).")
     op: Literal["sum", "max", "min", "count"] = Field(description="The aggregate the user asks for.")
     label: str | None = Field(default=None, description="How the user names the field (e.g. 'amount paid').")
 
@@ -44,50 +50,58 @@ class AggregationParams(BaseModel):
 class AggregationEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, params, knobs = spec.roles, spec.params, spec.knobs
-        read, key = roles["read"], roles["key"]
+        params = spec.params
+        kit = Kit(spec, rng)
+        key = kit.key
         path, op = str(params["field"]), str(params["op"])
         label = str(params.get("label") or path_words(path))
-        noun = key_noun(key)
-        n = max(2, knobs.requests)
-        records = make_records(spec, read, key, n + max(1, knobs.distractors), rng)
-        ids = list(records)
-        targets, others = ids[:n], ids[n:]
-        for rid in ids:
-            if _number(get_path(records[rid], path)[1]) is None:
-                set_path(records[rid], path, int(rng.integers(50, 2000)))
-        if op == "count":
-            for rid in targets:
-                if rng.random() < ZERO_SHARE and not isinstance(get_path(records[rid], path)[1], list):
-                    set_path(records[rid], path, 0)
-        values = [_number(get_path(records[rid], path)[1]) for rid in targets]
+        n = max(2, spec.knobs.requests)
+        records = kit.source.records(n + max(1, spec.knobs.distractors), lambda r: _value(r, path) is not None)
+        targets, others = [r[key] for r in records[:n]], [r[key] for r in records[n:]]
+        if op == "count":  # else every listed record counts and the answer is the length of the list
+            for record in records[:n]:
+                if rng.random() < ZERO_SHARE and "*" not in path and not isinstance(get_path(record, path)[1], list):
+                    zeroed = copy.deepcopy(record)
+                    set_path(zeroed, path, 0)
+                    if not violations(zeroed, spec.invariants, spec.rules.now):
+                        set_path(record, path, 0)
+        values = [_value(r, path) for r in records[:n]]
         answer = _aggregate(op, values)
-        listed = _join(targets)
         question = {
             "sum": f"the total {label}",
             "max": f"the highest {label}",
             "min": f"the lowest {label}",
             "count": f"how many of them have a {label} above zero",
         }[op]
-        opening = f"Hi! I have these {noun}s: {listed}. Could you tell me {question}?"
-        say_answer = f"I looked up {listed}: {_answer_phrase(op, label)} is {_fmt(answer)}. Have a nice day."
-        reads = [call(read, **{key: rid}) for rid in targets]
-        read_other = call(read, **{key: others[0]})
+        opening = f"{kit.greeting()} I have these {kit.noun}s: {listing(targets)}. Could you tell me {question}?"
+        say = f"I looked up the {n} {kit.noun}s you listed: {_answer_phrase(op, label)} is {_fmt(answer)}. {GOODBYE}"
+        reads = [kit.read_call(t) for t in targets]
+        read_other = kit.read_call(others[0])
         writes = [t for t in spec.tools if t.kind == "write" and key in t.properties]
-        extra = call(writes[0].name, **fill_arguments(writes[0], {key: targets[0]})) if writes else read_other
-        oracle = [*reads, say_answer]
+        extra = kit.write_steps(writes[0].name, targets[0], kit.write_args(writes[0].name, records[0])[0], False)[-1] \
+            if writes else read_other
+        oracle = [*reads, say]
         mutants = {
-            "drop_required_call": [*reads[:-1], say_answer],
-            "swap_calls": [*reads[:-1], say_answer, reads[-1]],
-            "wrong_argument": [*reads[:-1], read_other, say_answer],
-            "forbidden_extra_call": [*reads, extra, say_answer],
-            "text_only": [say_answer],
+            "drop_required_call": [*reads[:-1], say],
+            "swap_calls": [*reads[:-1], say, reads[-1]],
+            "wrong_argument": [*reads[:-1], read_other, say],
+            "forbidden_extra_call": [*reads, extra, say],
+            "text_only": [say],
         }
+        for t in targets:
+            kit.knows(t)
         bindings: dict[str, Any] = {f"target_{i}": rid for i, rid in enumerate(targets)}
         bindings.update(target=targets[0], targets=list(targets), answer=answer)
-        requests = [UserRequest(kind="info", tool=read, phrase=f"tell me {question}")]
+        if answer is None:
+            raise ScenarioError(f"no numeric value at {path}")
         return Scenario(
-            state=new_state(records), bindings=bindings, opening=opening, requests=requests, oracle=oracle, mutants=mutants
+            state=new_state({r[key]: r for r in records}),
+            bindings=bindings,
+            opening=opening,
+            facts=kit.facts,
+            requests=[UserRequest(kind="info", tool=kit.read, phrase=f"know {question}")],
+            oracle=oracle,
+            mutants=mutants,
         )
 
 
@@ -115,6 +129,18 @@ def _fmt(value: float | int) -> str:
     return f"{value:.2f}" if isinstance(value, float) and not value.is_integer() else str(int(value))
 
 
+def _value(record: dict[str, Any], path: str) -> float | int | None:
+    """The record's number at `path`: with `*` the sum over the items (every payment's amount), a list its length."""
+    if "*" in path:
+        numbers = [_number(v) for v in values_at(record, path)]
+        numbers = [v for v in numbers if v is not None]
+        if not numbers:
+            return None
+        total = sum(numbers)
+        return round(total, 2) if isinstance(total, float) else total
+    return _number(get_path(record, path)[1])
+
+
 def _number(value: Any) -> float | int | None:
     if isinstance(value, list):
         return len(value)
@@ -139,14 +165,15 @@ class AggregationArithmetic(Family):
         n = max(2, requests)
         reads = [CallRef(tool=read, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
         return Check(clauses=[
-            AllCompleted(id="read_all", weight=1, calls=reads, description="look up every record involved"),
             Communicated(
-                id="correct_answer", weight=2, requires=["read_all"], values=[{"$var": "answer"}],
-                after=CallRef(tool=read), description="report the computed value after reading the data",
+                id="correct_answer", weight=3, values=[{"$var": "answer"}], after=CallRef(tool=read),
+                description="state the computed value in a sentence after reading the data",
             ),
-            NoCall(id="no_write", weight=1, requires=["read_all"], call=CallRef(kind="write")),
+            AllCompleted(id="read_all", weight=1, requires=["correct_answer"], calls=reads,
+                         description="look up every record involved"),
+            NoCall(id="no_write", penalty=True, call=CallRef(kind="write"), description="change nothing"),
             NoCall(
-                id="no_other_read", weight=1, requires=["read_all"],
+                id="no_other_read", penalty=True,
                 call=CallRef(tool=read, args={key: {"$not": {"$in": {"$var": "targets"}}}}),
                 description="read only the records the user asked about",
             ),
@@ -177,7 +204,7 @@ class AggregationArithmetic(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
         numeric = index.numeric_fields(roles.get("read", ""))
         field = numeric[0] if numeric else "amount"
         return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."

@@ -2,14 +2,16 @@
 
 The write takes an argument (role `arg`) whose correct value is only in the read result, at `params.source_field` (a
 field of the record, possibly a dotted path such as `payment_history.0.payment_id`). The user gives only the record's
-key; distractor records carry other values. Bindings: `target`, `grounded`.
+key and asks for "the same one as on my reservation"; every other record the user owns carries another value. Any
+write with another value (a guessed id, the schema's example, a distractor's) zeroes the score. Bindings: `target`,
+`grounded`.
 
 Example episode (airline baggage update paid with the reservation's payment method):
 
-    user:  Hi! I'd like to update the reservation baggages for reservation id QZ7Y2K. ... For the payment id, use the
-           same one as on my reservation: I don't have it at hand.
+    user:  Hi! My user id is omar_davis_3817. I'd like to update the baggages of reservation QZ7Y2K. Use these ...
+           For the payment id, use the same one as on my reservation: I don't have it at hand.
     agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "payment_history": [{"payment_id": "gift_card_1"}]}
-    agent: update_reservation_baggages(reservation_id=QZ7Y2K, ..., payment_id=gift_card_1)
+    agent: (confirmation) update_reservation_baggages(reservation_id=QZ7Y2K, ..., payment_id=gift_card_1)
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Grounded, NoCall
+from trace_envs.checks.clauses import CallMade, CallRef, Check, Grounded, NoCall, Order
 from trace_envs.families import labeling
 from trace_envs.families.base import MAX_TOOL_ARGS, Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import Kit
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import done_message, key_noun, request_phrase
+from trace_envs.runtime import Scenario
 from trace_envs.runtime.records import example_for, get_path, like_value, set_path
-from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, new_state
 from trace_envs.trajectories.results import ResultIndex
 
 
@@ -39,59 +41,63 @@ class GroundingParams(BaseModel):
 class GroundingEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, params, knobs = spec.roles, spec.params, spec.knobs
-        read, write, key, arg = roles["read"], roles["write"], roles["key"], roles["arg"]
-        source = str(params["source_field"])
+        kit = Kit(spec, rng)
+        write, key, arg = kit.write, kit.key, spec.roles["arg"]
+        assert write is not None
+        source = str(spec.params["source_field"])
         schema = spec.tool(write).properties.get(arg, {})
         example = example_for(schema if isinstance(schema, dict) else {}, arg)
-        records = make_records(spec, read, key, knobs.entities + knobs.distractors, rng)
-        ids = list(records)
-        target, others = ids[0], ids[1:]
-        # Every record carries its own value at `source`: the real one when the record shape has it, else a fresh one
-        # shaped like the argument's example; never two records with the same value.
         used: list[Any] = []
-        for rid in ids:
-            found, value = get_path(records[rid], source)
-            if not found or not _scalar(value) or value in used:
-                value = _fresh(example, used, rng)
-                set_path(records[rid], source, value)
-            used.append(value)
-        grounded = get_path(records[target], source)[1]
-        label = key.replace("_", " ")
-        noun = key_noun(key)
+
+        def distinct(record: dict[str, Any]) -> bool:
+            found, value = get_path(record, source)
+            if not found or not _scalar(value) or value in used or value == example:
+                set_path(record, source, _fresh(example, used, rng))
+            return decide(spec, write, record, None, kit.facts) == "allowed"
+
+        records_list = []
+        for _ in range(1 + spec.knobs.distractors):
+            record = kit.source.draw(distinct)
+            if record is None:
+                raise ScenarioError(f"no real record allows {write} under the spec's rules")
+            used.append(get_path(record, source)[1])
+            records_list.append(record)
+        record, others = records_list[0], records_list[1:]
+        target = record[key]
+        grounded = get_path(record, source)[1]
+        kit.knows(target)
+        args, stated = kit.write_args(write, record, {arg: grounded})
+        stated.pop(arg, None)
         arg_label = arg.replace("_", " ")
-        write_args = fill_arguments(spec.tool(write), {key: target, arg: grounded})
-        extras = {k: v for k, v in write_args.items() if k not in (key, arg)}
-        opening = f"Hi! I'd like to {request_phrase(write)} for {label} {target}."
-        if extras:
-            opening += " Use these details: " + canonical_json(extras) + "."
-        opening += f" For the {arg_label}, use the same one as on my {noun}: I don't have it at hand."
-        for _ in range(50):  # the value must come from the lookup, never from the user
-            if str(grounded) not in opening.replace(str(target), ""):
-                break
-            grounded = _fresh(example, used, rng)
-            used.append(grounded)
-            set_path(records[target], source, grounded)
-            write_args[arg] = grounded
-        decoy = get_path(records[others[0]], source)[1] if others else _fresh(example, used, rng)
-        wrong = dict(write_args, **{arg: decoy})
-        read_target = call(read, **{key: target})
-        done = done_message(write, target)
-        oracle = [read_target, call(write, **write_args), done]
+        opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
+        if stated:
+            opening += f" Use these details: {canonical_json(stated)}."
+        opening += f" For the {arg_label}, use the same one as on my {kit.noun}: I don't have it at hand."
+        if str(grounded) in opening.replace(str(target), ""):
+            raise ScenarioError(f"the opening gives away {arg} ({grounded!r}) in the details the user states")
+        decoy = get_path(others[0], source)[1] if others else _fresh(example, used, rng)
+        wrong = dict(args, **{arg: decoy})
+        read = kit.read_call(target)
+        asks = kit.fact_questions(write)
+        done = kit.done(write, [target])
+        steps = kit.write_steps(write, target, args)
+        oracle = [read, *asks, *steps, done]
         mutants = {
-            "drop_required_call": [call(write, **write_args), done],
-            "swap_calls": [call(write, **write_args), read_target, done],
-            "wrong_argument": [read_target, call(write, **wrong), done],
-            "forbidden_extra_call": [read_target, call(write, **write_args), call(write, **wrong), done],
+            "drop_required_call": [*asks, *steps, done],
+            "swap_calls": [*asks, *steps, read, done],
+            "wrong_argument": [read, *asks, *kit.write_steps(write, target, wrong), done],
+            "forbidden_extra_call": [read, *asks, *steps, call(write, **wrong), done],
             "text_only": [done],
         }
         return Scenario(
-            state=new_state(records),
+            state=new_state({r[key]: r for r in records_list}),
             bindings={"target": target, "grounded": grounded},
             opening=opening,
-            requests=[UserRequest.write(write, key, target)],
+            facts=kit.facts,
+            requests=[kit.request(write, target)],
             oracle=oracle,
             mutants=mutants,
+            klass="default",
         )
 
 
@@ -120,18 +126,17 @@ class ArgumentGrounding(Family):
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, arg = roles["key"], roles["read"], roles["write"], roles["arg"]
+        read_target = CallRef(tool=read, args={key: {"$var": "target"}})
+        grounded = CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$var": "grounded"}})
         return Check(clauses=[
-            CallMade(id="read_target", weight=1, call=CallRef(tool=read, args={key: {"$var": "target"}})),
-            CallMade(
-                id="grounded_write", weight=2, requires=["read_target"],
-                call=CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$var": "grounded"}}),
-                description=f"pass {arg} exactly as the lookup returned it",
-            ),
-            Grounded(id="no_invented_values", weight=1, requires=["read_target"], call=CallRef(tool=write), args=[arg]),
-            NoCall(
-                id="no_wrong_value", weight=1, requires=["read_target"],
-                call=CallRef(tool=write, args={arg: {"$not": {"$var": "grounded"}}}),
-            ),
+            CallMade(id="grounded_write", weight=3, call=grounded,
+                     description=f"pass {arg} exactly as the lookup returned it"),
+            Order(id="read_first", weight=1, requires=["grounded_write"], first=read_target, then=grounded,
+                  join=[key], description=f"look the record up with {read} before the write"),
+            Grounded(id="no_invented_values", weight=1, requires=["grounded_write"], call=CallRef(tool=write),
+                     args=[arg], description=f"every {arg} passed appeared in a tool result or the user's words first"),
+            NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[grounded],
+                   description=f"no write with another {arg} (or on another record)"),
         ])
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
@@ -159,7 +164,7 @@ class ArgumentGrounding(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
         read = roles.get("read", "")
         sources = index.arg_sources.get((read, roles.get("write", ""), roles.get("arg", "")), Counter())
         source = sources.most_common(1)[0][0] if sources else roles.get("arg", "value")

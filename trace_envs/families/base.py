@@ -147,8 +147,9 @@ class Family:
         """The candidates of this family the offline proposer instantiates over a domain."""
         return []
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
-        """Params read off the runs for `roles`, and a sentence for the description saying what they mean."""
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+        """Params read off the runs (and checked against the domain's `policy` text) for `roles`, and a sentence for the
+        description saying what they mean; empty when the data gives none the policy supports."""
         return {}, ""
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
@@ -180,12 +181,19 @@ class Family:
 
 SLUG = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 
-# A neutral gate for precondition / refusal / handoff params when the runs show none (see the families' infer_params).
-SYNTHETIC_GATE = {"field": "account_status", "allowed": ["active"], "blocked": ["suspended"]}
 
-
-def infer_gate(roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
-    """The record field (and its allowed / blocked values) a write turns on, as the passed runs show it."""
+def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str) -> tuple[dict[str, Any], str]:
+    """The record field (and its allowed / blocked values) a write turns on, as the passed runs show it, when the
+    policy names that field or its values; no params otherwise (a rule the agent is never shown cannot be checked)."""
     read, write, key = roles.get("read", ""), roles.get("write", ""), roles.get("key", "")
-    gate = gate_params(index, read, write, key) or dict(SYNTHETIC_GATE)
-    return gate, f" The write is allowed only when {gate['field']} is {' or '.join(gate['allowed'])}."
+    gate = gate_params(index, read, write, key)
+    if gate is None or not policy_mentions(policy, gate):
+        return {}, ""
+    return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
+
+
+def policy_mentions(policy: str, gate: dict[str, Any]) -> bool:
+    """Whether the policy names the gate's field (its last path segment) or one of its values, as words."""
+    lowered = policy.lower()
+    terms = [gate["field"].split(".")[-1], *map(str, gate.get("allowed", [])), *map(str, gate.get("blocked", []))]
+    return any(re.search(rf"\b{re.escape(t.lower().replace('_', ' '))}\b", lowered.replace("_", " ")) for t in terms if t)

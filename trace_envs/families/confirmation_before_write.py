@@ -1,14 +1,16 @@
 """Confirmation before write: list the action's details and get an explicit yes before changing anything.
 
-The user asks for a write on a record (its id given). The policy says: list the action details and obtain explicit
-user confirmation before any write. On difficulty `hard` the user sometimes answers no: then the right outcome is no
-write at all. Bindings: `target`, `declined`.
+The user asks for a write on a record the policy allows it on. The agent must state the action and its details (the
+record's id) in a question and get a "yes" before the write. In `declined` scenarios (45%) the user answers no: then
+the right outcome is no write at all, so "always write after asking" is not a policy that pays. Bindings: `target`,
+`declined`.
 
 Example episode (airline baggage update):
 
-    user:  Hi! I'd like to update the reservation baggages for reservation id QZ7Y2K. Use these details: {...}
+    user:  Hi! My user id is omar_davis_3817. I'd like to update the baggages of reservation QZ7Y2K. Use these ...
     agent: get_reservation_details(reservation_id=QZ7Y2K)
-    agent: Here is what I will do: update reservation baggages for reservation id QZ7Y2K with {...}. Do you confirm?
+    agent: Here is what I will do: update reservation baggages for reservation id QZ7Y2K with {...}. Do you confirm
+           that I should proceed (yes/no)?
     user:  Yes, please go ahead.
     agent: update_reservation_baggages(reservation_id=QZ7Y2K, ...)
 """
@@ -17,67 +19,72 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, Confirmation, NoCall
+from trace_envs.checks.clauses import Asked, CallRef, Check, Confirmation, NoCall, Order
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import Kit
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, new_state
 
 # Share of episodes where the user answers "no" to the confirmation question.
-DECLINE_SHARE = {"easy": 0.0, "medium": 0.0, "hard": 0.35}
+DECLINE_SHARE = 0.45
 DECLINED_CLOSING = "Understood, I have not made any changes. Have a nice day."
 
 
 class ConfirmationEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, knobs = spec.roles, spec.knobs
-        read, write, key = roles["read"], roles["write"], roles["key"]
-        records = make_records(spec, read, key, knobs.entities + knobs.distractors, rng)
-        ids = list(records)
-        target, others = ids[0], ids[1:]
-        declined = bool(rng.random() < DECLINE_SHARE[knobs.difficulty])
-        write_args = fill_arguments(spec.tool(write), {key: target})
-        extras = {k: v for k, v in write_args.items() if k != key}
-        label = key.replace("_", " ")
-        opening = f"Hi! I'd like to {request_phrase(write)} for {label} {target}."
-        if extras:
-            opening += " Use these details: " + canonical_json(extras)
-        details = f"{write.replace('_', ' ')} for {label} {target}"
-        if extras:
-            details += " with " + canonical_json(extras)
-        ask = f"Here is what I will do: {details}. Do you confirm that I should proceed? Please answer yes or no."
-        done = done_message(write, target)
-        other = others[0] if others else "X" + target
-        wrong = dict(write_args, **{key: other})
-        read_target = call(read, **{key: target})
+        kit = Kit(spec, rng)
+        write, key = kit.write, kit.key
+        assert write is not None
+        record = kit.source.draw(lambda r: decide(spec, write, r, None, kit.facts) == "allowed")
+        if record is None:
+            raise ScenarioError(f"no real record allows {write} under the spec's rules")
+        target = record[key]
+        others = kit.source.records(spec.knobs.distractors)
+        records = {target: record, **{r[key]: r for r in others}}
+        kit.knows(target)
+        declined = bool(rng.random() < DECLINE_SHARE)
+        args, stated = kit.write_args(write, record)
+        opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
+        if stated:
+            opening += f" Use these details: {canonical_json(stated)}."
+        opening += kit.from_record(write, args, stated)
+        asks = kit.fact_questions(write)
+        ask = kit.confirm_question(write, target, args)
+        done = kit.done(write, [target])
+        other = others[0][key] if others else kit.source.fresh_id()
+        wrong = dict(args, **{key: other})
+        read = kit.read_call(target)
         if not declined:
-            oracle = [read_target, ask, call(write, **write_args), done]
+            oracle = [read, *asks, ask, call(write, **args), done]
             mutants = {
-                "drop_required_call": [read_target, ask, done],
-                "swap_calls": [read_target, call(write, **write_args), ask, done],
-                "wrong_argument": [read_target, ask, call(write, **wrong), done],
-                "forbidden_extra_call": [read_target, ask, call(write, **write_args), call(write, **wrong), done],
-                "text_only": [ask, done],
+                "drop_required_call": [read, *asks, ask, done],
+                "swap_calls": [read, *asks, call(write, **args), ask, done],
+                "wrong_argument": [read, *asks, ask, call(write, **wrong), done],
+                "forbidden_extra_call": [read, *asks, ask, call(write, **args), call(write, **wrong), done],
+                "text_only": [*asks, ask, done],
             }
         else:
-            oracle = [read_target, ask, DECLINED_CLOSING]
+            oracle = [read, *asks, ask, DECLINED_CLOSING]
             mutants = {
-                "drop_required_call": [ask, DECLINED_CLOSING],
-                "swap_calls": [ask, read_target, DECLINED_CLOSING],
-                "wrong_argument": [call(read, **{key: other}), ask, DECLINED_CLOSING],
-                "forbidden_extra_call": [read_target, ask, call(write, **write_args), DECLINED_CLOSING],
-                "text_only": [ask, DECLINED_CLOSING],
+                "drop_required_call": [*asks, ask, DECLINED_CLOSING],
+                "swap_calls": [*asks, ask, read, DECLINED_CLOSING],
+                "wrong_argument": [kit.read_call(other), *asks, kit.confirm_question(write, other, wrong),
+                                   DECLINED_CLOSING],
+                "forbidden_extra_call": [read, *asks, ask, call(write, **args), DECLINED_CLOSING],
+                "text_only": [DECLINED_CLOSING],
             }
         return Scenario(
             state=new_state(records),
             bindings={"target": target, "declined": declined},
             opening=opening,
-            requests=[UserRequest.write(write, key, target, decline=declined)],
+            facts=kit.facts,
+            requests=[kit.request(write, target, decline=declined)],
             oracle=oracle,
             mutants=mutants,
+            klass="declined" if declined else "confirmed",
         )
 
 
@@ -91,28 +98,22 @@ class ConfirmationBeforeWrite(Family):
         key, read, write = roles["key"], roles["read"], roles["write"]
         target = {key: {"$var": "target"}}
         read_target = CallRef(tool=read, args=target)
+        write_target = CallRef(tool=write, args=target)
         return Check(clauses=[
-            CallMade(id="write_target", weight=2, when="!declined", call=CallRef(tool=write, args=target)),
             Confirmation(
-                id="confirmed", weight=2, when="!declined", requires=["write_target"],
-                call=CallRef(tool=write, args=target),
-                description="ask for explicit confirmation and get a yes before the write",
+                id="confirmed", weight=3, when="!declined", call=write_target,
+                description="ask a question naming the action and the record, get a yes, then write",
             ),
-            NoCall(
-                id="no_other_write", weight=1, when="!declined", requires=["write_target"],
-                call=CallRef(tool=write, args={key: {"$not": {"$var": "target"}}}),
+            Order(id="read_first", weight=1, when="!declined", requires=["confirmed"], first=read_target,
+                  then=write_target, join=[key], description=f"look the record up with {read} first"),
+            NoCall(id="no_other_write", when="!declined", penalty=True, call=CallRef(kind="write"),
+                   unless=[write_target], description="no write but the one the user confirmed"),
+            Asked(
+                id="asked", weight=1, when="declined", call=write_target, after=read_target,
+                description="after reading the record, ask a question naming the action and the record",
             ),
-            # The user says no to the confirmation question: the right outcome is no write at all.
-            CallMade(id="read_target", weight=1, when="declined", call=read_target,
-                     description=f"look up the record with {read}"),
-            NoCall(
-                id="no_write_declined", weight=2, when="declined", requires=["read_target"], call=CallRef(tool=write),
-                description=f"do not {write} once the user declined",
-            ),
-            Communicated(
-                id="listed_details", weight=1, when="declined", requires=["read_target"], values=[{"$var": "target"}],
-                after=read_target, description="list the action details for the user after checking the record",
-            ),
+            NoCall(id="no_write_declined", when="declined", penalty=True, call=CallRef(kind="write"),
+                   description=f"do not {write} once the user said no"),
         ])
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:

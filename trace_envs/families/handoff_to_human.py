@@ -1,51 +1,51 @@
 """Handoff to a human: transfer the user when the policy requires a human, and only then.
 
-The user asks for something about one record; policy says only a human agent may handle it when the record's
-`params.field` (a field name or a dotted path such as `flights.0.status`) has one of `params.blocked`. The agent must
-look the record up, then call the handoff tool (which ends the episode) and never write. When the spec also names a
-`write` role and `params.allowed` values, some scenarios (by difficulty) need no human: the record allows the request,
-and the agent must do the write itself and not transfer, so "always transfer" is not a winning policy.
-`params.set_fields` (path -> value) is applied to every record first, to keep the records consistent with the rest of
-the policy; `params.blocked_fields` / `params.allowed_fields` likewise set paths of the target record when it needs a
-human / when it does not (e.g. a past or a future flight date). Bindings: `target`, `self_service`, `reason`.
+Half the scenarios need a human, half do not (the agent must then do the requested write itself and not transfer),
+so "always transfer" is not a policy that pays. What needs a human is, by what the spec holds:
+
+- `rules`: the write's rule has `handoff` conditions on the record (a trip with a flown segment);
+- a gate: the record's `params.field` holds one of `params.blocked` (the other values, `params.allowed`, need none);
+- `params.topics`: the user's request is one the policy sends to a human (a billing dispute), phrased as real users
+  phrased it (`{target}` is the record's key value); the self-service class asks for the write instead.
+
+The agent must look the record up, then call the handoff tool (which ends the episode) and write nothing, or do the
+write. Bindings: `target`, `self_service`, `reason`.
 
 Example episode (airline, a flown segment needs a human):
 
-    user:  Hi! I'd like to cancel the reservation for reservation id QZ7Y2K.
-    agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "flights": [{"status": "landed", ...}], ...}
-    agent: transfer_to_human_agents(summary="The user wants to cancel QZ7Y2K, but its first flight has landed ...")
+    user:  Hi! My user id is omar_davis_3817. I'd like to cancel reservation QZ7Y2K.
+    agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "flights": [{"date": "2024-05-13", ...}], ...}
+    agent: transfer_to_human_agents(summary="The user wants to cancel reservation QZ7Y2K, ...")
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families import labeling
-from trace_envs.families.base import SYNTHETIC_GATE, Family, Label, Proposal, ProposalContext
+from trace_envs.families.base import Family, Label, Proposal, ProposalContext, policy_mentions
+from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import done_message, key_noun, path_words, request_phrase
-from trace_envs.runtime.records import set_path
-from trace_envs.runtime.world import RecordEnv, call, fill_arguments, make_records, new_state
-from trace_envs.trajectories.results import ResultIndex, gate_params
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.scenario import UserRequest
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, fill_arguments, gated_record, new_state
+from trace_envs.trajectories.results import ResultIndex, gate_params, request_templates
 
-# Share of scenarios that need a human (the rest are self-service, when the spec allows them).
-HUMAN_SHARE = {"easy": 1.0, "medium": 0.6, "hard": 0.5}
+HUMAN_SHARE = 0.5
 
 
 class HandoffParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    field: str = Field(description="Record field whose value requires a human (a dotted path).")
-    blocked: list[Any] = Field(min_length=1, description="Values of `field` that require a human.")
+    field: str | None = Field(default=None, description="Record field whose value requires a human (a dotted path).")
+    blocked: list[Any] = Field(default_factory=list, description="Values of `field` that require a human.")
     allowed: list[Any] = Field(default_factory=list, description="Values that let the agent do the write itself.")
-    set_fields: dict[str, Any] = Field(default_factory=dict, description="Paths set on every record.")
-    blocked_fields: dict[str, Any] = Field(default_factory=dict, description="Paths set on a target needing a human.")
-    allowed_fields: dict[str, Any] = Field(default_factory=dict, description="Paths set on a self-service target.")
+    topics: list[str] = Field(
+        default_factory=list, description="Requests the policy sends to a human, with {target} for the record's key."
+    )
 
 
 class HandoffEnv(RecordEnv):
@@ -55,88 +55,89 @@ class HandoffEnv(RecordEnv):
 
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, params, knobs = spec.roles, spec.params, spec.knobs
-        read, handoff, key = roles["read"], roles["handoff"], roles["key"]
-        write = roles.get("write")
-        path = str(params["field"])
-        blocked, allowed = list(params["blocked"]), list(params.get("allowed", []))
-        words = path_words(path)
-        noun = key_noun(key)
-        records = make_records(spec, read, key, max(knobs.entities, 1 + knobs.distractors, 2), rng)
-        ids = list(records)
-        target, others = ids[0], ids[1:]
-        other = others[0]
-        for rid in ids:
-            for fixed_path, fixed in dict(params.get("set_fields", {})).items():
-                set_path(records[rid], str(fixed_path), fixed)
-        can_self_serve = bool(write) and bool(allowed)
-        self_service = can_self_serve and bool(rng.random() >= HUMAN_SHARE[knobs.difficulty])
-        values = allowed if self_service else blocked
-        reason = values[int(rng.integers(len(values)))]
-        set_path(records[target], path, reason)
-        for fixed_path, fixed in dict(params.get("allowed_fields" if self_service else "blocked_fields", {})).items():
-            set_path(records[target], str(fixed_path), fixed)
-        pool = blocked + allowed
-        for rid in others:
-            set_path(records[rid], path, pool[int(rng.integers(len(pool)))])
-
-        read_target, read_other = call(read, **{key: target}), call(read, **{key: other})
-        if write:
-            write_args = fill_arguments(spec.tool(write), {key: target})
-            extras = {k: v for k, v in write_args.items() if k != key}
-            opening = f"Hi! I'd like to {request_phrase(write)} for {key.replace('_', ' ')} {target}."
-            if extras:
-                opening += " Use these details: " + json.dumps(extras, sort_keys=True)
-            request = f"{request_phrase(write)} for {noun} {target}"
+        kit = Kit(spec, rng)
+        key, handoff, write = kit.key, spec.roles["handoff"], kit.write
+        params = spec.params
+        gate = gate_of(params)
+        topics = [t for t in params.get("topics", []) if t.count("{target}") == 1]
+        ruled = bool(write and spec.rules.rule(write) and spec.rules.rule(write).handoff)
+        if not (ruled or gate or topics):
+            raise ScenarioError("nothing in the spec decides when a human is needed (no rule, gate or topics)")
+        self_service = bool(write) and bool(rng.random() >= HUMAN_SHARE)
+        reason: Any = None
+        if ruled or (gate is not None and write):
+            want = "allowed" if self_service else "handoff"
+            if gate is not None and not ruled:
+                record, reason = gated_record(kit.source, write, gate, "allowed" if self_service else "blocked",
+                                              "blocked" if self_service else "allowed", kit.facts)
+            else:
+                record = kit.source.draw(lambda r: decide(spec, write, r, gate, kit.facts) == want)
+                if record is None:
+                    raise ScenarioError(f"no real record is {want} for {write} under the spec's rules")
         else:
-            write_args, extras = {}, {}
-            opening = f"Hi! I need help with my {noun}, {key.replace('_', ' ')} {target}."
-            request = f"get help with {noun} {target}"
-        summary = f"The user wants to {request}, but its {words} is {reason}: policy requires a human agent."
+            record = kit.source.draw()
+            if record is None:
+                raise ScenarioError("the read tool has no records")
+        target = record[key]
+        others = kit.source.records(max(1, spec.knobs.distractors))
+        other = others[0][key]
+        kit.knows(target)
+        read, read_other = kit.read_call(target), kit.read_call(other)
+        asks = kit.fact_questions(write) if write else []
+        if topics and not ruled and gate is None:
+            topic = topics[int(rng.integers(len(topics)))].replace("{target}", target)
+            request_text = topic if not self_service else None
+        else:
+            request_text = None
+        if write and (self_service or request_text is None):
+            args, stated = kit.write_args(write, record)
+            opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
+            if stated:
+                opening += f" Use these details: {canonical_json(stated)}."
+            opening += kit.from_record(write, args, stated)
+            summary_of = kit.phrase(write, target)
+        else:
+            args, opening = {}, f"{kit.greeting()} {request_text}"
+            summary_of = request_text or f"get help with {kit.noun} {target}"
+        if request_text is not None and not self_service:
+            opening = f"{kit.greeting()} {request_text}"
+            summary_of = request_text
+        summary = f"The user ({kit.user_id or 'unidentified'}) asks to {summary_of}; the policy requires a human agent."
         handoff_call = call(handoff, **_handoff_args(spec, handoff, key, target, summary))
-        writes = [t for t in spec.tools if t.kind == "write" and key in t.properties]
-
         if self_service:
             assert write is not None
-            write_target = call(write, **write_args)
-            write_other = call(write, **fill_arguments(spec.tool(write), {key: other}))
-            ask = (
-                f"I checked {noun} {target}: its {words} is {reason}, so I can {request_phrase(write)} for you. "
-                "Shall I proceed?"
-            )
-            done = done_message(write, target)
-            oracle = [read_target, ask, write_target, done]
+            steps = kit.write_steps(write, target, args)
+            done = kit.done(write, [target])
+            wrong = dict(args, **{key: other})
+            oracle = [read, *asks, *steps, done]
             mutants = {
-                "drop_required_call": [ask, write_target, done],
-                "swap_calls": [ask, write_target, read_target, done],
-                "wrong_argument": [read_other, ask, write_other, done],
-                "forbidden_extra_call": [read_target, ask, write_target, handoff_call],
+                "drop_required_call": [*asks, *steps, done],
+                "swap_calls": [*asks, *steps, read, done],
+                "wrong_argument": [read_other, *asks, *kit.write_steps(write, other, wrong), done],
+                "forbidden_extra_call": [read, *asks, *steps, handoff_call],
                 "text_only": [done],
             }
+            request = kit.request(write, target)
         else:
-            if writes:
-                forbidden = call(writes[0].name, **fill_arguments(writes[0], {key: target}))
-            else:
-                forbidden = read_other
-            refuse = f"I'm sorry, I can't help with {noun} {target} myself. A human agent will take care of it."
-            oracle = [read_target, handoff_call]
+            forbidden = call(write, **fill_arguments(spec.tool(write), {key: target})) if write else read_other
+            oracle = [read, handoff_call]
             mutants = {
                 "drop_required_call": [handoff_call],
-                "swap_calls": [handoff_call, read_target],
+                "swap_calls": [handoff_call, read],
                 "wrong_argument": [read_other, handoff_call],
-                "forbidden_extra_call": [read_target, forbidden, handoff_call],
-                "text_only": [refuse],
+                "forbidden_extra_call": [read, forbidden, handoff_call],
+                "text_only": ["I'm sorry, I can't help with that myself. A human agent will take care of it."],
             }
+            request = UserRequest(kind="handoff", tool=handoff, target=target, phrase=summary_of)
         return Scenario(
-            state=new_state(records),
+            state=new_state({r[key]: r for r in [record, *others]}),
             bindings={"target": target, "self_service": self_service, "reason": reason},
             opening=opening,
-            requests=[
-                UserRequest.write(write, key, target) if write
-                else UserRequest(kind="handoff", tool=handoff, phrase=f"get help with my {noun} {target}")
-            ],
+            facts=kit.facts,
+            requests=[request],
             oracle=oracle,
             mutants=mutants,
+            klass="self_service" if self_service else "human",
         )
 
 
@@ -163,33 +164,39 @@ class HandoffToHuman(Family):
         target = {key: {"$var": "target"}}
         read_target = CallRef(tool=read, args=target)
         clauses: list = [
-            CallMade(id="read_target", weight=1, call=read_target),
-            Order(
-                id="handoff_after_read", weight=2, when="!self_service", requires=["read_target"], first=read_target,
-                then=CallRef(tool=handoff), description="transfer to a human once the record shows policy requires it",
-            ),
-            NoCall(id="no_write", weight=1, when="!self_service", requires=["read_target"], call=CallRef(kind="write")),
-            NoCall(
-                id="no_other_read", weight=1, requires=["read_target"],
-                call=CallRef(tool=read, args={key: {"$not": {"$var": "target"}}}),
-                description="do not look up another customer's record",
-            ),
+            CallMade(id="handed_off", weight=2, when="!self_service", call=CallRef(tool=handoff),
+                     description="transfer the user to a human when the policy requires one"),
+            Order(id="read_before_handoff", weight=1, when="!self_service", requires=["handed_off"],
+                  first=read_target, then=CallRef(tool=handoff),
+                  description="look the record up before transferring"),
+            NoCall(id="no_write", when="!self_service", penalty=True, call=CallRef(kind="write"),
+                   description="write nothing when a human must handle the request"),
         ]
         if write:  # self_service scenarios need no human: the agent does the write itself and does not transfer
+            write_target = CallRef(tool=write, args=target)
             clauses += [
-                Order(
-                    id="write_after_read", weight=2, when="self_service", requires=["read_target"], first=read_target,
-                    then=CallRef(tool=write, args=target), join=[key],
-                    description=f"when no human is needed, {write} after checking the record",
-                ),
-                NoCall(id="no_handoff", weight=1, when="self_service", requires=["read_target"],
-                       call=CallRef(tool=handoff)),
-                NoCall(
-                    id="no_other_write", weight=1, when="self_service", requires=["read_target"],
-                    call=CallRef(tool=write, args={key: {"$not": {"$var": "target"}}}),
-                ),
+                CallMade(id="write_target", weight=2, when="self_service", call=write_target,
+                         description=f"when no human is needed, {write} the record the user asked about"),
+                Order(id="read_first", weight=1, when="self_service", requires=["write_target"], first=read_target,
+                      then=write_target, join=[key], description=f"look the record up with {read} first"),
+                NoCall(id="no_handoff", when="self_service", penalty=True, call=CallRef(tool=handoff),
+                       description="no transfer when the agent can do it"),
+                NoCall(id="no_other_write", when="self_service", penalty=True, call=CallRef(kind="write"),
+                       unless=[write_target], description="no write but the one the user asked for"),
             ]
         return Check(clauses=clauses)
+
+    def problems(self, spec: Any) -> list[str]:
+        out = super().problems(spec)
+        write = spec.roles.get("write")
+        rule = spec.rules.rule(write) if write else None
+        if not (rule and rule.handoff) and not spec.params.get("field") and not spec.params.get("topics"):
+            out.append("nothing decides when a human is needed: give rules with handoff conditions for the write, "
+                       "params.field with blocked values, or params.topics")
+        if not write:
+            out.append("roles.write is missing: without a request the agent can handle itself, always transferring "
+                       "would be the best policy")
+        return out
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         return labeling.checked(view, check)
@@ -200,30 +207,36 @@ class HandoffToHuman(Family):
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
+        top_write = max(ctx.writes, key=lambda w: (ctx.gt_counts[w], w)) if ctx.writes else None
         for h in ctx.handoffs:
-            roles = {"handoff": h}
-            r = ctx.reads[0] if ctx.reads else None
-            if r:
-                roles["read"] = r
-                rargs = ctx.args(r)
+            roles = ctx.roles_for(top_write) if top_write else {}
+            roles["handoff"] = h
+            if "read" not in roles and ctx.reads:
+                roles["read"] = ctx.reads[0]
+                rargs = ctx.args(ctx.reads[0])
                 if rargs:
                     roles["key"] = rargs[0]
             out.append(Proposal(
                 name=f"hand_off_with_{h}",
-                description="When the request cannot be handled with the available tools or the policy requires it, "
-                f"transfer the user to a human with {h} instead of refusing or ending the conversation.",
+                description="When the policy requires a human, transfer the user with "
+                f"{h} instead of refusing or ending the conversation; otherwise handle the request.",
                 roles=roles,
                 label_check=_handed_off(h),
             ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
         gate = gate_params(index, roles.get("read", ""), roles.get("handoff", ""), "*")
-        if gate is None:
-            params = {"field": SYNTHETIC_GATE["field"], "blocked": ["escalated"], "allowed": ["active"]}
-        else:  # values seen right before a transfer in passed runs are the ones that need a human
+        if gate is not None:  # values seen right before a transfer in passed runs are the ones that need a human
             params = {"field": gate["field"], "blocked": gate["allowed"], "allowed": gate["blocked"]}
-        return params, f" A human is required when {params['field']} is {' or '.join(params['blocked'])}."
+            if policy_mentions(policy, params):
+                return params, f" A human is required when {params['field']} is {' or '.join(map(str, params['blocked']))}."
+        verbs = {roles.get("write", "").split("_")[0]} - {""}
+        topics = [t for t in request_templates(index, roles.get("handoff", ""), roles.get("key", ""))
+                  if not any(v in t.lower() for v in verbs)]
+        if topics:
+            return {"topics": topics}, " A human is required for requests like: " + "; ".join(topics[:3]) + "."
+        return {}, ""
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
         return [roles["handoff"]] if roles.get("handoff") else []

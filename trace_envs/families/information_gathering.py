@@ -1,14 +1,15 @@
 """Information gathering: ask the user for the key instead of guessing it, then answer from the record.
 
 The user wants to know something about one of their records but does not say which one: the opening carries no key.
-The agent must ask the user for the key (the scripted user knows it under `params.label`), look the record up with it,
-and then tell the user the value of `params.answer_field` (a field name or a dotted path such as
-`flights.0.flight_number`). Guessing an id, reading a record the user did not name, or writing anything is penalised.
-Bindings: `target`, `answer`.
+The agent must ask the user for the key (the scripted user gives it when asked for it under any common name: the
+reservation id, booking reference, confirmation code), look the record up with it, and then tell the user the value
+of `params.answer_field` (a field name or a dotted path such as `flights.0.flight_number`) in a sentence. Reading a
+record the user did not name or writing anything zeroes the score. Bindings: `target`, `answer`.
 
 Example episode (airline):
 
-    user:  Hi! I'd like to know the flight number of the first flight of one of my reservations.
+    user:  Hi! My user id is omar_davis_3817. I'd like to know the flight number of the first flight of one of my
+           reservations.
     agent: I can help with that. Could you please tell me your reservation id?
     user:  My reservation id is QZ7Y2K.
     agent: get_reservation_details(reservation_id=QZ7Y2K)
@@ -24,16 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, Grounded, NoCall
 from trace_envs.families import labeling
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import key_noun, path_words
-from trace_envs.runtime.records import get_path, like_id, like_value, set_path
-from trace_envs.runtime.world import RecordEnv, call, make_records, new_state
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import path_words
+from trace_envs.runtime.records import get_path
+from trace_envs.runtime.scenario import UserRequest
+from trace_envs.runtime.world import RecordEnv, ScenarioError, new_state
 from trace_envs.trajectories.results import ResultIndex
-
-# On hard scenarios the opening also names another of the user's records (one they are not asking about).
-MENTION_OTHER = {"easy": False, "medium": False, "hard": True}
-UNIQUE_TRIES = 20
 
 
 class GatheringParams(BaseModel):
@@ -48,49 +47,49 @@ class GatheringParams(BaseModel):
 class GatheringEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, params, knobs = spec.roles, spec.params, spec.knobs
-        read, key = roles["read"], roles["key"]
-        path = str(params["answer_field"])
-        label = str(params.get("label") or key.replace("_", " "))
+        params = spec.params
+        kit = Kit(spec, rng)
+        key, path = kit.key, str(params["answer_field"])
+        label = str(params.get("label") or kit.key_label)
         asked_about = str(params.get("answer_label") or path_words(path))
-        noun = key_noun(key)
-        n = max(knobs.entities, 1 + knobs.distractors, 2)
-        records = make_records(spec, read, key, n, rng)
-        ids = list(records)
-        target, others = ids[0], ids[1:]
-        for rid in ids:
-            if not get_path(records[rid], path)[0]:
-                set_path(records[rid], path, like_id("AB1234", rng))
-        answer = get_path(records[target], path)[1]
-        for rid in others:  # the answer must tell the target apart: re-draw a distractor's value that equals it
-            for _ in range(UNIQUE_TRIES):
-                if get_path(records[rid], path)[1] != answer:
-                    break
-                set_path(records[rid], path, like_value(answer, rng))
-        other = others[0]
-        opening = f"Hi! I'd like to know the {asked_about} of one of my {noun}s."
-        if MENTION_OTHER[knobs.difficulty]:
-            opening += f" It is not {noun} {other}, that one is fine."
-        aliases = sorted({key, key.replace("_", " "), *[str(a) for a in params.get("aliases", [])]} - {label})
+        n = max(spec.knobs.entities, 1 + spec.knobs.distractors, 2)
+        answers: list[Any] = []
+
+        def answerable(record: dict[str, Any]) -> bool:
+            found, value = get_path(record, path)
+            return found and isinstance(value, (str, int, float)) and not isinstance(value, bool) and value not in answers
+
+        records = []
+        for _ in range(n):  # the answer must tell the target apart from the user's other records
+            record = kit.source.draw(answerable)
+            if record is None:
+                raise ScenarioError(f"no real record has a distinct value at {path}")
+            answers.append(get_path(record, path)[1])
+            records.append(record)
+        target, answer = records[0][key], answers[0]
+        kit.facts[label] = target
+        aliases = sorted({key, kit.key_label, *[str(a) for a in params.get("aliases", [])]} - {label})
+        opening = f"{kit.greeting()} I'd like to know the {asked_about} of one of my {kit.noun}s."
         ask = f"I can help with that. Could you please tell me your {label}?"
-        say_answer = f"The {asked_about} of {noun} {target} is {answer}. Have a nice day."
-        say_other = f"The {asked_about} of {noun} {other} is {get_path(records[other], path)[1]}. Have a nice day."
-        read_target, read_other = call(read, **{key: target}), call(read, **{key: other})
-        oracle = [ask, read_target, say_answer]
+        say = f"The {asked_about} of {kit.noun} {target} is {answer}. {GOODBYE}"
+        other, other_answer = records[1][key], answers[1]
+        say_other = f"The {asked_about} of {kit.noun} {other} is {other_answer}. {GOODBYE}"
+        read, read_other = kit.read_call(target), kit.read_call(other)
+        oracle = [ask, read, say]
         mutants = {
-            "drop_required_call": [ask, say_answer],
-            "swap_calls": [read_target, ask, say_answer],
+            "drop_required_call": [ask, say],
+            "swap_calls": [read, ask, say],
             "wrong_argument": [ask, read_other, say_other],
-            "forbidden_extra_call": [ask, read_target, read_other, say_answer],
-            "text_only": [say_answer],
+            "forbidden_extra_call": [ask, read, read_other, say],
+            "text_only": [say],
         }
         return Scenario(
-            state=new_state(records),
+            state=new_state({r[key]: r for r in records}),
             bindings={"target": target, "answer": answer},
             opening=opening,
-            facts={label: target},
+            facts=kit.facts,
             aliases={label: aliases},
-            requests=[UserRequest(kind="info", tool=read, target=target, phrase=f"tell me the {asked_about} of my {noun}")],
+            requests=[UserRequest(kind="info", tool=kit.read, phrase=f"know the {asked_about} of my {kit.noun}")],
             oracle=oracle,
             mutants=mutants,
         )
@@ -107,19 +106,17 @@ class InformationGathering(Family):
         key, read = roles["key"], roles["read"]
         read_target = CallRef(tool=read, args={key: {"$var": "target"}})
         return Check(clauses=[
-            CallMade(id="read_target", weight=1, call=read_target),
+            Communicated(id="answered", weight=2, values=[{"$var": "answer"}], after=read_target,
+                         description="after reading the record, tell the user the value they asked for"),
             Grounded(
-                id="asked_for_key", weight=2, requires=["read_target"], call=CallRef(tool=read), args=[key],
-                description=f"ask the user for the {key} instead of guessing it",
+                id="asked_for_key", weight=1, requires=["answered"], call=CallRef(tool=read), args=[key],
+                description=f"every {key} looked up came from the user (asked for it), never a guess",
             ),
-            Communicated(id="answered", weight=1, requires=["read_target"], values=[{"$var": "answer"}],
-                         after=read_target),
             NoCall(
-                id="no_other_read", weight=1, requires=["read_target"],
-                call=CallRef(tool=read, args={key: {"$not": {"$var": "target"}}}),
+                id="no_other_read", penalty=True, call=CallRef(tool=read, args={key: {"$not": {"$var": "target"}}}),
                 description="do not look up records the user did not give (another customer's, a guessed id)",
             ),
-            NoCall(id="no_write", weight=1, requires=["read_target"], call=CallRef(kind="write")),
+            NoCall(id="no_write", penalty=True, call=CallRef(kind="write"), description="change nothing"),
         ])
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
@@ -146,7 +143,7 @@ class InformationGathering(Family):
             ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
         key = roles.get("key", "")
         fields = [p for p in index.enum_fields(roles.get("read", "")) if p != key]
         field = fields[0] if fields else "status"

@@ -1,81 +1,152 @@
 """Multi-request completion: finish every request the user made, not just the first.
 
-In the opening message the user asks for the same write on `knobs.requests` different records (all listed). Each one
-needs a lookup, then the write; stopping after the first is the failure. Bindings: `target_0` .. `target_{n-1}`,
-`targets` (the list) and `target` (= `target_0`).
+In the opening message the user asks for the same write on `knobs.requests` records (all listed). Each one needs a
+lookup, then the write. When the spec names a gate (`params.field` with `allowed` / `blocked` values), half the
+scenarios (`one_blocked`) hold one record the policy does not allow the write on: that one must be refused with the
+reason, the others done, so "write everything asked" is not a policy that pays. Arguments the record holds (a refund's
+amount) are read from it, never handed over by the user. Bindings: `target_0` .. (the records to write), `allowed_targets`,
+`targets` (every listed record), `target`, `one_blocked`, `blocked`, `reason`, `reason_words`.
 
-Example episode (airline, three cancellations):
+Example episode (airline, three cancellations, one of them not allowed):
 
-    user:  Hi! I'd like to cancel the reservation for each of these reservation ids: A1B2C3, D4E5F6 and G7H8I9.
-    agent: get_reservation_details(A1B2C3), cancel_reservation(A1B2C3), ... the same for D4E5F6 and G7H8I9
-    agent: Done: I completed the cancel reservation request for A1B2C3, D4E5F6 and G7H8I9.
+    user:  Hi! My user id is omar_davis_3817. I'd like to cancel reservation A1B2C3, reservation D4E5F6 and ...
+    agent: get_reservation_details(A1B2C3), (confirmation), cancel_reservation(A1B2C3), get_reservation_details(D4E5F6)
+    agent: I'm sorry, but I can't cancel reservation D4E5F6: its cabin is economy, and our policy does not allow it.
+    agent: ... get_reservation_details(G7H8I9), (confirmation), cancel_reservation(G7H8I9)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, NoCall, Order
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall, Order
 from trace_envs.families import labeling
-from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
+from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, gated_record, listing, new_state
+from trace_envs.trajectories.results import ResultIndex
+
+BLOCKED_SHARE = 0.5
+
+
+class MultiRequestParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str | None = Field(default=None, description="Record field the policy conditions the write on (optional).")
+    allowed: list[Any] = Field(default_factory=list, description="Values of `field` that permit the write.")
+    blocked: list[Any] = Field(default_factory=list, description="Values of `field` that forbid it.")
 
 
 class MultiRequestEnv(RecordEnv):
     def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
-        # A read and a write per request plus a closing message must fit in the episode.
-        floor = 2 * self.SPEC.knobs.requests + 4
+        # Per request: a read, a question or two and the write, each possibly announced, plus the closing.
+        floor = 8 * self.SPEC.knobs.requests + 6
         super().__init__(
             render_mode=render_mode, max_turns=max_turns or max(self.SPEC.knobs.max_turns, floor), hint_rate=hint_rate
         )
 
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
-        roles, knobs = spec.roles, spec.knobs
-        read, write, key = roles["read"], roles["write"], roles["key"]
-        n = knobs.requests
-        records = make_records(spec, read, key, n + knobs.distractors, rng)
-        ids = list(records)
-        targets, others = ids[:n], ids[n:]
-        label = key.replace("_", " ")
-        fixed = fill_arguments(spec.tool(write), {key: targets[0]})
-        extras = {k: v for k, v in fixed.items() if k != key}
-        listed = _enumerate(targets)
-        plural = label + "s" if n > 1 else label
-        opening = f"Hi! I'd like to {request_phrase(write)} for {'each of these' if n > 1 else 'this'} {plural}: {listed}."
-        if extras:
-            opening += " Use these details for " + ("each of them: " if n > 1 else "it: ") + canonical_json(extras)
+        kit = Kit(spec, rng)
+        write, key, n = kit.write, kit.key, spec.knobs.requests
+        assert write is not None
+        gate = gate_of(spec.params)
+        one_blocked = gate is not None and bool(rng.random() < BLOCKED_SHARE)
+        todo, blocked, reason = [], None, None
+        for _ in range(n - 1 if one_blocked else n):
+            if gate is not None:
+                todo.append(gated_record(kit.source, write, gate, "allowed", "blocked", kit.facts)[0])
+            else:
+                record = kit.source.draw(lambda r: decide(spec, write, r, None, kit.facts) == "allowed")
+                if record is None:
+                    raise ScenarioError(f"no real record allows {write} under the spec's rules")
+                todo.append(record)
+        if one_blocked:
+            assert gate is not None
+            blocked, reason = gated_record(kit.source, write, gate, "blocked", "allowed", kit.facts)
+        listed = list(todo) + ([blocked] if blocked else [])
+        order = [int(i) for i in rng.permutation(len(listed))]
+        listed = [listed[i] for i in order]
+        others = kit.source.records(spec.knobs.distractors)
+        records = {r[key]: r for r in [*listed, *others]}
+        ids = [r[key] for r in listed]
+        todo_ids = [r[key] for r in todo]
+        asks = kit.fact_questions(write)
+        stated: dict[str, Any] = {}
+        steps: list[str] = []
+        writes: dict[str, str] = {}
+        for i, record in enumerate(listed):
+            target = record[key]
+            steps.append(kit.read_call(target))
+            if i == 0:
+                steps += asks
+            if target in todo_ids:
+                args, said = kit.write_args(write, record)
+                stated = stated or said
+                writes[target] = call(write, **args)
+                steps += kit.write_steps(write, target, args)
+            else:
+                assert gate is not None
+                steps.append(kit.refusal(write, target, gate, reason))
+        done = kit.done(write, todo_ids)
+        opening = f"{kit.greeting()} I'd like to {listing([kit.phrase(write, t) for t in ids])}."
+        if stated:
+            opening += f" Use these details for {'each of them' if n > 1 else 'it'}: {canonical_json(stated)}."
+        if todo:
+            opening += kit.from_record(write, kit.write_args(write, todo[0])[0], stated)
         if n > 1:
             opening += f" That's {n} in total, please take care of all of them."
-        done = done_message(write, listed)
-        writes = [call(write, **dict(fixed, **{key: t})) for t in targets]
-        reads = [call(read, **{key: t}) for t in targets]
-        other = others[0] if others else "X" + targets[-1]
-        wrong = call(write, **dict(fixed, **{key: other}))
-        oracle = [step for pair in zip(reads, writes) for step in pair] + [done]
-        swapped = [writes[0], reads[0]] + [step for pair in zip(reads[1:], writes[1:]) for step in pair] + [done]
-        mutants = {
-            "drop_required_call": oracle[:-2] + [done],
-            "swap_calls": swapped,
-            "wrong_argument": oracle[:-2] + [wrong, done],
-            "forbidden_extra_call": oracle[:-1] + [wrong, done],
-            "text_only": [done],
-        }
-        bindings: dict[str, Any] = {f"target_{i}": t for i, t in enumerate(targets)}
-        bindings.update(target=targets[0], targets=list(targets))
-        requests = [UserRequest.write(write, key, t) for t in targets]
+        other = others[0][key] if others else kit.source.fresh_id()
+        oracle = [*steps, done]
+        write_at = [i for i, step in enumerate(steps) if step in writes.values()]
+        if write_at:
+            last = write_at[-1]
+            wrong = call(write, **dict(_args(steps[last]), **{key: other}))
+            swapped = list(steps)  # the first request's write before its read
+            swapped.insert(steps.index(kit.read_call(todo_ids[0])), swapped.pop(steps.index(writes[todo_ids[0]])))
+            mutants = {
+                "drop_required_call": [*steps[:last], *steps[last + 1:], done],
+                "swap_calls": [*swapped, done],
+                "wrong_argument": [*steps[:last], wrong, *steps[last + 1:], done],
+                "forbidden_extra_call": [*steps, wrong, done],
+                "text_only": [done],
+            }
+        else:  # the only request is refused: the read is what can go missing
+            refusal = steps[-1]
+            mutants = {
+                "drop_required_call": [refusal],
+                "swap_calls": [refusal, *steps[:-1]],
+                "wrong_argument": [kit.read_call(other), refusal],
+                "forbidden_extra_call": [*steps[:-1], call(write, **kit.write_args(write, blocked)[0]), refusal],
+                "text_only": [refusal],
+            }
+        for t in ids:
+            kit.knows(t)
+        bindings: dict[str, Any] = {f"target_{i}": t for i, t in enumerate(todo_ids)}
+        bindings.update(
+            target=ids[0], targets=ids, allowed_targets=todo_ids, one_blocked=one_blocked,
+            blocked=blocked[key] if blocked else None, reason=reason, reason_words=str(reason).replace("_", " "),
+        )
         return Scenario(
-            state=new_state(records), bindings=bindings, opening=opening, requests=requests, oracle=oracle, mutants=mutants
+            state=new_state(records),
+            bindings=bindings,
+            opening=opening,
+            facts=kit.facts,
+            requests=[kit.request(write, t) for t in ids],
+            oracle=oracle,
+            mutants=mutants,
+            klass="one_blocked" if one_blocked else ("all_allowed" if gate is not None else "default"),
         )
 
 
-def _enumerate(items: list[str]) -> str:
-    if len(items) == 1:
-        return items[0]
-    return ", ".join(items[:-1]) + " and " + items[-1]
+def _args(action: str) -> dict[str, Any]:
+    import json
+
+    return dict(json.loads(action)["arguments"])
 
 
 class MultiRequestCompletion(Family):
@@ -88,24 +159,39 @@ class MultiRequestCompletion(Family):
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write = roles["key"], roles["read"], roles["write"]
         n = max(1, requests)
-        writes = [CallRef(tool=write, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
-        return Check(clauses=[
-            AllCompleted(id="all_requests", weight=3, calls=writes, description="complete every request the user made"),
-            *[
-                Order(
-                    id=f"read_before_write_{i}", weight=1, requires=["all_requests"],
-                    first=CallRef(tool=read, args={key: {"$var": f"target_{i}"}}), then=writes[i], join=[key],
-                )
-                for i in range(n)
-            ],
-            NoCall(
-                id="no_other_write", weight=1, requires=["all_requests"],
-                call=CallRef(tool=write, args={key: {"$not": {"$in": {"$var": "targets"}}}}),
-            ),
-        ])
+        refs = [CallRef(tool=write, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
+        first = {key: {"$var": "target_0"}}
+        clauses: list = [
+            AllCompleted(id="all_requests", weight=3, when="!one_blocked", calls=refs,
+                         description="complete every request the user made"),
+            Order(id="read_first", weight=1, when="!one_blocked", first=CallRef(tool=read, args=first), then=refs[0],
+                  join=[key], description=f"look each record up with {read} before writing it"),
+        ]
+        if params.get("field"):
+            if n > 1:
+                clauses.append(AllCompleted(id="allowed_requests", weight=3, when="one_blocked", calls=refs[: n - 1],
+                                            description="complete every request the policy allows"))
+                clauses.append(Order(id="read_first_allowed", weight=1, when="one_blocked",
+                                     first=CallRef(tool=read, args=first), then=refs[0], join=[key],
+                                     description=f"look each record up with {read} before writing it"))
+            clauses.append(Communicated(
+                id="explained_blocked", weight=1, when="one_blocked",
+                values=[{"$var": "reason"}, {"$var": "reason_words"}], mode="any",
+                after=CallRef(tool=read, args={key: {"$var": "blocked"}}),
+                description="tell the user why the request the policy forbids cannot be done",
+            ))
+        clauses.append(NoCall(
+            id="no_other_write", penalty=True, call=CallRef(kind="write"),
+            unless=[CallRef(tool=write, args={key: {"$in": {"$var": "allowed_targets"}}})],
+            description="no write but the requested ones the policy allows",
+        ))
+        return Check(clauses=clauses)
 
     def problems(self, spec: Any) -> list[str]:
         out = super().problems(spec)
+        if not spec.params.get("field") or not spec.params.get("blocked") or not spec.params.get("allowed"):
+            out.append("params.field with allowed and blocked values is missing: without a request the policy "
+                       "forbids, doing every write asked would be the best policy")
         size = next((len(c.calls) for c in spec.check.clauses if c.id == "all_requests" and hasattr(c, "calls")), None)
         if size not in (None, spec.knobs.requests):
             out.append(
@@ -116,6 +202,10 @@ class MultiRequestCompletion(Family):
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         return labeling.completion(view, args.get("tool"))
+
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+        gate, note = infer_gate(roles, index, policy)
+        return gate, note
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         w = roles.get("write")

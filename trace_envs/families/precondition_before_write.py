@@ -1,15 +1,18 @@
 """Precondition before write: look the record up and check the field the policy turns on before writing.
 
 The user asks for a write on a record; the policy allows it only when a field of the record (`params.field`) has one
-of `params.allowed`, and forbids it for `params.blocked`. The agent must read the record first, then write, or refuse
-and tell the user the reason. Bindings: `target` (the record's key), `allowed` (whether the write is allowed), `reason`
-(the field's value).
+of `params.allowed`, and forbids it for `params.blocked`. Half the scenarios are allowed (read, then write), half
+blocked (read, then refuse and say which value forbids it); the spec's rules hold the policy's other conditions
+neutral, so the field alone decides. Bindings: `target` (the record's key), `allowed`, `reason` (the field's value),
+`reason_words` (it in words).
 
 Example episode (airline, field `cabin`, allowed `business`):
 
-    user:  Hi! I'd like to cancel the reservation for reservation id QZ7Y2K.
+    user:  Hi! My user id is omar_davis_3817. I'd like to cancel reservation QZ7Y2K.
     agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "cabin": "economy", ...}
-    agent: I'm sorry, I can't do that: the cabin of QZ7Y2K is economy, and policy does not allow it.
+    agent: Could you tell me the reason for cancellation?
+    user:  My reason for cancellation is change of plan.
+    agent: I'm sorry, but I can't cancel reservation QZ7Y2K: its cabin is economy, and our policy does not allow it.
 """
 
 from __future__ import annotations
@@ -18,81 +21,31 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
+from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.families import labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
+from trace_envs.families.kit import gate_of, gated_write_check, gated_write_scenario
 from trace_envs.families.registry import register_family
-from trace_envs.runtime import Scenario, UserRequest
-from trace_envs.runtime.phrases import done_message, request_phrase
-from trace_envs.runtime.world import RecordEnv, call, canonical_json, fill_arguments, make_records, new_state
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.world import RecordEnv
 from trace_envs.trajectories.results import ResultIndex
 
-ALLOWED_SHARE = {"easy": 0.7, "medium": 0.5, "hard": 0.5}
+ALLOWED_SHARE = 0.5
 
 
 class PreconditionParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    field: str = Field(description="Record field the policy conditions the write on.")
+    field: str = Field(description="Record field the policy conditions the write on (a dotted path).")
     allowed: list[Any] = Field(min_length=1, description="Values of `field` that permit the write.")
     blocked: list[Any] = Field(min_length=1, description="Values of `field` that forbid it.")
 
 
 class PreconditionEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
-        spec = self.SPEC
-        roles, params, knobs = spec.roles, spec.params, spec.knobs
-        read, write, key = roles["read"], roles["write"], roles["key"]
-        field = params["field"]
-        records = make_records(spec, read, key, knobs.entities + knobs.distractors, rng)
-        ids = list(records)
-        target, others = ids[0], ids[1:]
-        allowed = bool(rng.random() < ALLOWED_SHARE[knobs.difficulty])
-        values = params["allowed"] if allowed else params["blocked"]
-        reason = values[int(rng.integers(len(values)))]
-        records[target][field] = reason
-        for rid in others:
-            pool = params["allowed"] + params["blocked"]
-            records[rid][field] = pool[int(rng.integers(len(pool)))]
-        write_args = fill_arguments(spec.tool(write), {key: target})
-        extras = {k: v for k, v in write_args.items() if k != key}
-        opening = f"Hi! I'd like to {request_phrase(write)} for {key.replace('_', ' ')} {target}."
-        if extras:
-            opening += " Use these details: " + canonical_json(extras)
-        done = done_message(write, target)
-        refuse = (
-            f"I'm sorry, I can't do that: the {field.replace('_', ' ')} of {target} is {reason}, "
-            "and policy does not allow it."
-        )
-        wrong = fill_arguments(spec.tool(write), {key: others[0]}) if others else dict(write_args, **{key: "X" + target})
-        if allowed:
-            oracle = [call(read, **{key: target}), call(write, **write_args), done]
-            mutants = {
-                "drop_required_call": [call(write, **write_args), done],
-                "swap_calls": [call(write, **write_args), call(read, **{key: target}), done],
-                "wrong_argument": [call(read, **{key: target}), call(write, **wrong), done],
-                "forbidden_extra_call": [
-                    call(read, **{key: target}), call(write, **write_args), call(write, **wrong), done,
-                ],
-                "text_only": [done],
-            }
-        else:
-            oracle = [call(read, **{key: target}), refuse]
-            mutants = {
-                "drop_required_call": [refuse],
-                "swap_calls": [refuse, call(read, **{key: target})],
-                "wrong_argument": [call(read, **{key: others[0] if others else "X" + target}), refuse],
-                "forbidden_extra_call": [call(read, **{key: target}), call(write, **write_args), refuse],
-                "text_only": [refuse],
-            }
-        return Scenario(
-            state=new_state(records),
-            bindings={"target": target, "allowed": allowed, "reason": reason},
-            opening=opening,
-            requests=[UserRequest.write(write, key, target)],
-            oracle=oracle,
-            mutants=mutants,
-        )
+        gate = gate_of(self.SPEC.params)
+        assert gate is not None
+        return gated_write_scenario(self.SPEC, rng, gate, ALLOWED_SHARE)
 
 
 class PreconditionBeforeWrite(Family):
@@ -103,29 +56,7 @@ class PreconditionBeforeWrite(Family):
     env_class = PreconditionEnv
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
-        key, read, write = roles["key"], roles["read"], roles["write"]
-        target = {key: {"$var": "target"}}
-        read_target = CallRef(tool=read, args=target)
-        return Check(clauses=[
-            CallMade(id="read_target", weight=1, call=read_target, description=f"look up the record with {read}"),
-            Order(
-                id="write_after_read", weight=2, when="allowed", requires=["read_target"], first=read_target,
-                then=CallRef(tool=write, args=target), join=[key],
-                description=f"perform {write} only after checking the record",
-            ),
-            NoCall(
-                id="no_forbidden_write", weight=2, when="!allowed", requires=["read_target"],
-                call=CallRef(tool=write, args=target), description=f"do not {write} when the precondition fails",
-            ),
-            Communicated(
-                id="explained", weight=1, when="!allowed", requires=["read_target"], values=[{"$var": "reason"}],
-                after=read_target, description="tell the user why the request cannot be done",
-            ),
-            NoCall(
-                id="no_other_write", weight=1, requires=["read_target"],
-                call=CallRef(tool=write, args={key: {"$not": {"$var": "target"}}}),
-            ),
-        ])
+        return gated_write_check(roles, write_weight=1, order_weight=2, explain_weight=1)
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         return labeling.exercised(view, check, args.get("tool"))
@@ -151,8 +82,8 @@ class PreconditionBeforeWrite(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex) -> tuple[dict[str, Any], str]:
-        return infer_gate(roles, index)
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+        return infer_gate(roles, index, policy)
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
         return [roles[k] for k in ("read", "write") if roles.get(k)]

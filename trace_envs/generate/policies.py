@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from trace_envs.runtime.base import TraceEnv
+from trace_envs.runtime.parse import parse_action
 
 Policy = Callable[[TraceEnv, np.random.Generator, int], str]
 
@@ -57,6 +58,19 @@ def random_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
 
 def passive_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
     return PASSIVE_TEXT
+
+
+def chatty(actions: list[str]) -> list[str]:
+    """The same actions with a progress message before every tool call ("Let me get reservation details now."): an
+    agent that announces each step must score what the silent one does."""
+    out = []
+    for action in actions:
+        parsed = parse_action(action)
+        if parsed.calls:
+            words = " and ".join(c.name.replace("_", " ") for c in parsed.calls)
+            out.append(f"Let me {words} now.")
+        out.append(action)
+    return out
 
 
 def run_actions(env: TraceEnv, actions: list[str], seed: int) -> tuple[float, dict[str, Any]]:

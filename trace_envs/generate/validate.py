@@ -1,7 +1,10 @@
 """Validation a generated env must pass before it is published (and what `trace-envs check` reports).
 
-The module compiles and imports; Gymnasium's env checker passes; the oracle scores 1.0 on every validation seed; each
-mutated oracle scores below 1.0 on every seed; random and passive policies average below 0.2.
+The module compiles and imports; Gymnasium's env checker passes; the oracle scores 1.0 on every validation seed, and so
+does a chatty oracle that announces every step before taking it; each mutated oracle scores below 1.0 on every seed;
+random and passive policies average below 0.2; every content-free exploit probe averages below 0.1; no constant
+decision succeeds on more seeds than the share of the largest scenario class, which must be at most 0.6 (see
+`trace_envs.generate.probes`). Agents written from a domain's policy (`extra_agents`) must score 1.0 on every seed.
 """
 
 from __future__ import annotations
@@ -16,13 +19,27 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from trace_envs.generate.policies import passive_action, random_action, run_policy, run_scripted
+from trace_envs.generate.policies import Policy, chatty, passive_action, random_action, run_actions, run_policy, run_scripted
+from trace_envs.generate.probes import PROBES, probe_policy
 from trace_envs.runtime.base import TraceEnv
 
 ORACLE_SEEDS = 20
 BASELINE_SEEDS = 50
 BASELINE_CEILING = 0.2
+PROBE_CEILING = 0.1
+CLASS_CEILING = 0.6
 REQUIRED_MUTANTS = ("drop_required_call", "swap_calls", "wrong_argument", "forbidden_extra_call", "text_only")
+
+
+class ProbeReport(BaseModel):
+    """One exploit probe over the probe seeds: mean reward, share of seeds it fully succeeded on, and the mean score
+    of every clause that paid it anything (the clause to fix when a probe earns too much)."""
+
+    kind: str
+    mean: float
+    success: float
+    bound: str
+    paid: dict[str, float] = Field(default_factory=dict)
 
 
 class CheckReport(BaseModel):
@@ -30,9 +47,13 @@ class CheckReport(BaseModel):
 
     env: str
     oracle: float = Field(description="Lowest oracle score over the seeds (1.0 when all pass).")
+    chatty_oracle: float = Field(default=0.0, description="Lowest score of the oracle announcing every step first.")
     mutants: dict[str, float] = Field(default_factory=dict)
     random: float = 0.0
     passive: float = 0.0
+    probes: dict[str, ProbeReport] = Field(default_factory=dict)
+    classes: dict[str, float] = Field(default_factory=dict, description="Share of probe seeds in each scenario class.")
+    agents: dict[str, float] = Field(default_factory=dict, description="Lowest score of each policy-written agent.")
     env_checker: str = Field(description="'passed' or the checker's error message.")
     problems: list[str] = Field(default_factory=list)
 
@@ -64,7 +85,16 @@ def env_class(module: ModuleType) -> type[TraceEnv]:
     return cls
 
 
-def validate_env(cls: type[TraceEnv], oracle_seeds: int = ORACLE_SEEDS, baseline_seeds: int = BASELINE_SEEDS) -> CheckReport:
+def validate_env(
+    cls: type[TraceEnv],
+    oracle_seeds: int = ORACLE_SEEDS,
+    baseline_seeds: int = BASELINE_SEEDS,
+    extra_agents: dict[str, Policy] | None = None,
+) -> CheckReport:
+    """Everything `generate` checks before it publishes an env, as a report (`ok` when no problem was found).
+
+    `oracle_seeds` seeds for the oracle, its chatty twin, the mutants and `extra_agents` (policies written from the
+    domain's policy text, which must score 1.0); `baseline_seeds` for random, passive and every probe."""
     name = f"trace/{cls.SPEC.name}"
     problems: list[str] = []
     checker = _run_env_checker(cls)
@@ -76,6 +106,13 @@ def validate_env(cls: type[TraceEnv], oracle_seeds: int = ORACLE_SEEDS, baseline
     if worst < 1.0:
         bad = [s for s, v in enumerate(oracle_scores) if v < 1.0]
         problems.append(f"oracle scored {worst:.3f} < 1.0 on seeds {bad[:5]}")
+    chatty_scores = []
+    for seed in range(oracle_seeds):
+        env.reset(seed=seed)
+        chatty_scores.append(run_actions(env, chatty(env.oracle_actions()), seed)[0])
+    if min(chatty_scores) < 1.0:
+        bad = [s for s, v in enumerate(chatty_scores) if v < 1.0]
+        problems.append(f"the oracle announcing each step first scored {min(chatty_scores):.3f} < 1.0 on seeds {bad[:5]}")
     env.reset(seed=0)
     names = list(env.mutant_actions())
     missing = [m for m in REQUIRED_MUTANTS if m not in names]
@@ -93,15 +130,72 @@ def validate_env(cls: type[TraceEnv], oracle_seeds: int = ORACLE_SEEDS, baseline
         problems.append(f"random policy averages {random_mean:.3f} >= {BASELINE_CEILING}")
     if passive_mean >= BASELINE_CEILING:
         problems.append(f"passive policy averages {passive_mean:.3f} >= {BASELINE_CEILING}")
+    classes = _class_shares(env, baseline_seeds)
+    largest = max(classes.values())
+    if len(classes) > 1 and largest > CLASS_CEILING:
+        problems.append(f"scenario classes are unbalanced: {_fmt_shares(classes)} (the largest must be <= {CLASS_CEILING})")
+    probes = {}
+    for probe_name, spec in PROBES.items():
+        report = _run_probe(env, probe_name, baseline_seeds)
+        if spec.kind == "content_free":
+            report.bound = f"mean < {PROBE_CEILING}"
+            if report.mean >= PROBE_CEILING:
+                problems.append(f"probe {probe_name} ({spec.description}) averages {report.mean:.3f} >= "
+                                f"{PROBE_CEILING}; paid by {_fmt_shares(report.paid)}")
+        else:
+            ceiling = min(largest, CLASS_CEILING)
+            report.bound = f"success <= {ceiling:.2f}"
+            if report.success > ceiling + 1e-9:
+                problems.append(f"probe {probe_name} ({spec.description}) succeeds on {report.success:.2f} of seeds > "
+                                f"{ceiling:.2f}: a constant decision should not pay")
+        probes[probe_name] = report
+    agents = {}
+    for agent_name, policy in (extra_agents or {}).items():
+        scores = [run_policy(env, policy, seed)[0] for seed in range(oracle_seeds)]
+        agents[agent_name] = min(scores)
+        if min(scores) < 1.0:
+            bad = [s for s, v in enumerate(scores) if v < 1.0]
+            problems.append(f"agent {agent_name} (written from the policy) scored {min(scores):.3f} < 1.0 on seeds {bad[:5]}")
     return CheckReport(
         env=name,
         oracle=worst,
+        chatty_oracle=min(chatty_scores),
         mutants=mutants,
         random=random_mean,
         passive=passive_mean,
+        probes=probes,
+        classes=classes,
+        agents=agents,
         env_checker=checker,
         problems=problems,
     )
+
+
+def _class_shares(env: TraceEnv, seeds: int) -> dict[str, float]:
+    counts: dict[str, int] = {}
+    for seed in range(seeds):
+        env.reset(seed=seed)
+        klass = env.scenario.klass if env.scenario is not None else "default"
+        counts[klass] = counts.get(klass, 0) + 1
+    return {k: v / seeds for k, v in sorted(counts.items())}
+
+
+def _run_probe(env: TraceEnv, name: str, seeds: int) -> ProbeReport:
+    policy = probe_policy(name)
+    rewards, successes = [], []
+    paid: dict[str, float] = {}
+    for seed in range(seeds):
+        reward, info = run_policy(env, policy, seed)
+        rewards.append(reward)
+        successes.append(bool(info.get("success")))
+        for clause, value in (info.get("reward_breakdown") or {}).items():
+            paid[clause] = paid.get(clause, 0.0) + float(value) / seeds
+    paid = {k: round(v, 3) for k, v in paid.items() if v > 0}
+    return ProbeReport(kind=PROBES[name].kind, mean=_mean(rewards), success=_mean(successes), bound="", paid=paid)
+
+
+def _fmt_shares(shares: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in shares.items()) or "nothing"
 
 
 def _mean(values) -> float:

@@ -97,10 +97,12 @@ def mine(
     llm: Any = None,
     profile: Any = None,
     overrides: Any = None,
+    rules: Any = None,
     progress: Callable[[int], None] | None = None,
     on_total: Callable[[int | None], None] | None = None,
 ) -> MineResult:
-    """Mine capabilities from `runs` (see the module docstring). Raises ContrastError without both outcomes."""
+    """Mine capabilities from `runs` (see the module docstring). Raises ContrastError without both outcomes.
+    `rules` (a `PolicyRules`, e.g. from `load_rules`) are the domain policy's conditions the specs carry."""
     o = options or MineOptions()
     warnings: list[str] = []
     failures: list[str] = []
@@ -119,7 +121,7 @@ def mine(
         profile = _profile(head, overrides)
     groups = group_runs(head)
     summary = contrast_summary(groups)
-    candidates = propose_offline(profile, head, min_calls=o.min_calls)
+    candidates = propose_offline(profile, head, min_calls=o.min_calls, rules=rules)
     usage = None
     labeler = None
     mode = "offline"

@@ -16,6 +16,8 @@ from trace_envs.families import Proposal, ProposalContext, all_families, get_fam
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
+from trace_envs.spec.policy_text import asks_confirmation, excerpt, with_current_time
+from trace_envs.spec.rules import PolicyRules
 from trace_envs.trajectories.models import Run
 from trace_envs.trajectories.results import ResultIndex
 
@@ -55,16 +57,18 @@ def _pairs(runs: list[Run], kinds: dict[str, str]) -> Counter:
 
 
 class _Builder:
-    """Turns proposals into candidates: params inferred when missing, unique names, the profile's tools and policy."""
+    """Turns proposals into candidates: params inferred when missing, unique names, the profile's tools, the policy
+    sections that govern them, the rules and record invariants of the domain."""
 
-    def __init__(self, profile: Any, index: ResultIndex) -> None:
+    def __init__(self, profile: Any, index: ResultIndex, rules: PolicyRules | None = None) -> None:
         self.profile = profile
         self.index = index
         self.names: set[str] = set()
         self.out: list[Candidate] = []
         self.skipped: list[str] = []
-        self.policy = (getattr(profile, "policy", "") or "")[:20_000]
+        self.policy = getattr(profile, "policy", "") or ""
         self.domain = _domain_slug(getattr(profile, "domain", "custom"))
+        self.rules = rules if rules is not None else domain_rules(profile)
 
     def add(self, family: str, p: Proposal, labeler: str = "family", origin: str = "offline") -> None:
         fam = get_family(family)
@@ -72,7 +76,7 @@ class _Builder:
         description = p.description
         required = [n for n, f in fam.params.model_fields.items() if f.is_required()]
         if any(n not in params for n in required):
-            inferred, note = fam.infer_params(p.roles, self.index)
+            inferred, note = fam.infer_params(p.roles, self.index, self.policy)
             params = {**inferred, **params}
             description += note
         base = slug(p.name)
@@ -87,16 +91,42 @@ class _Builder:
             check = fam.check(p.roles, params)
         except Exception:  # roles the family cannot use: the portable check stands in
             check = p.label_check
+        specs = [tool_spec(self.profile, t) for t in tools]
+        writes = [t.name for t in specs if t.kind == "write"]
+        handoffs = [t for k, t in p.roles.items() if k == "handoff"]
+        terms = [str(params.get("field", "")).split(".")[-1], *map(str, params.get("blocked", []))]
+        shown = with_current_time(excerpt(self.policy, writes, handoffs, terms), self.rules.now)[:20_000]
+        rules = self.rules.model_copy(update={"writes": [r for r in self.rules.writes if r.tool in tools]})
+        read = p.roles.get("read")
+        invariants = list(getattr(self.profile, "invariants", {}).get(read, [])) if read else []
         try:
             spec = CapabilitySpec(
-                name=n, description=description, family=family, domain=self.domain,
-                tools=[tool_spec(self.profile, t) for t in tools], roles=p.roles, params=params, policy=self.policy,
-                check=check, label_check=p.label_check,
+                name=n, description=description, family=family, domain=self.domain, tools=specs, roles=p.roles,
+                params=params, policy=shown, rules=rules, invariants=invariants, check=check,
+                label_check=p.label_check,
             )
         except ValueError as exc:  # e.g. a family whose env needs a role the data cannot supply
             self.skipped.append(f"{n}: {exc}")
             return
         self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin))
+
+
+def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
+    """The rules mined specs carry: a rules file's (see `trace_envs.spec.rules`), completed from the profile: the
+    current time the policy states, confirmation before writes when the policy asks for it, and the owner field when
+    the policy asks for the user's id and the records have one owner per request."""
+    policy = getattr(profile, "policy", "") or ""
+    base = rules or PolicyRules()
+    owner = next(
+        (i.path for invs in getattr(profile, "invariants", {}).values() for i in invs if i.kind == "owner" and i.path),
+        None,
+    )
+    identify = base.identify_user or (owner if owner and re.search(r"user\s*id|authenticat", policy, re.I) else None)
+    return base.model_copy(update={
+        "now": base.now or getattr(profile, "now", None),
+        "confirm_writes": base.confirm_writes or asks_confirmation(policy),
+        "identify_user": identify,
+    })
 
 
 def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2) -> ProposalContext:
@@ -128,11 +158,12 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2) -> Propo
     )
 
 
-def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2,
-                    max_candidates: int | None = None) -> list[Candidate]:
-    """Every registered family's proposals over the profile's tools and the runs' ground truth. Deterministic."""
+def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, max_candidates: int | None = None,
+                    rules: PolicyRules | None = None) -> list[Candidate]:
+    """Every registered family's proposals over the profile's tools and the runs' ground truth. Deterministic.
+    `rules`: the domain policy's conditions (a rules file), which the specs carry."""
     ctx = proposal_context(profile, list(runs), min_calls)
-    b = _Builder(profile, ctx.index)
+    b = _Builder(profile, ctx.index, domain_rules(profile, rules))
     for name, family in all_families().items():
         for proposal in family.propose(ctx):
             b.add(name, proposal)
@@ -142,11 +173,11 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2,
 
 def build_candidate(profile: Any, family: str, roles: dict[str, str], *, name: str, description: str,
                     origin: str = "llm", params: dict[str, Any] | None = None,
-                    index: ResultIndex | None = None) -> Candidate:
+                    index: ResultIndex | None = None, rules: PolicyRules | None = None) -> Candidate:
     """A candidate for `family` over `roles` (e.g. from an LLM proposal), labelled the way the family labels its own
     candidates; roles the family's labeler cannot use fall back to the LLM labeler (`labeler="llm"`)."""
     fam = get_family(family)
-    b = _Builder(profile, index or ResultIndex([], {}))
+    b = _Builder(profile, index or ResultIndex([], {}), domain_rules(profile, rules))
     portable = fam.portable_check(roles)
     if portable is not None:
         label_check, label_args = portable

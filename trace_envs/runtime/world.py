@@ -1,18 +1,36 @@
-"""Record-backed tools shared by the family templates: a seeded set of records keyed by the target's id argument,
-read tools that return them and write tools that change them, shaped like the target domain's real results."""
+"""Record-backed worlds for the capability families: scenario records drawn from the target's real records, tools
+that act on them honestly, and the pieces every family's scenario is made of (the user's opening and facts, the
+policy's decision on a record, confirmation questions, refusals).
+
+Records start as real results of the read tool (fresh key ids, one owner per scenario, every other value as it was)
+and must still satisfy the invariants learned from the real ones after a family sets the field its scenario turns on.
+Writes change the state the next read shows: a cancelled reservation stays cancelled, and cancelling it again is an
+error; a tool the env cannot run is not offered to the agent.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from trace_envs.runtime.records import example_for, like_value, unique_ids
 from trace_envs.runtime.base import TraceEnv
+from trace_envs.runtime.phrases import key_noun
+from trace_envs.runtime.records import example_for, get_path, like_id, set_path, unique_ids
 from trace_envs.runtime.scenario import ToolError
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
+from trace_envs.spec.rules import Decision
+from trace_envs.trajectories.invariants import owner_violations, values_at, violations
+
+DEFAULT_HANDOFF_RESULT = "Transfer successful"
+
+
+class ScenarioError(RuntimeError):
+    """The spec's records cannot make the scenario its family needs (validation reports it; nothing is published)."""
 
 
 def key_example(spec: CapabilitySpec, key: str) -> str:
@@ -27,18 +45,121 @@ def key_example(spec: CapabilitySpec, key: str) -> str:
     return "ID1234"
 
 
-def make_records(spec: CapabilitySpec, read: str, key: str, n: int, rng: np.random.Generator) -> dict[str, dict]:
-    """`n` records shaped like `read`'s real result, each with a fresh id under `key`."""
-    example = spec.tool(read).result_example
-    base = example if isinstance(example, dict) else {}
-    records: dict[str, dict] = {}
-    for rid in unique_ids(key_example(spec, key), n, rng):
-        record = like_value(base, rng)
-        record[key] = rid
-        records[rid] = record
-    return records
+def owner_field(spec: CapabilitySpec) -> str | None:
+    """The record field naming the records' owner: the policy's, else an owner invariant learned from the runs."""
+    if spec.rules.identify_user:
+        return spec.rules.identify_user
+    return next((i.path for i in spec.invariants if i.kind == "owner" and i.path), None)
 
 
+class RecordSource:
+    """Scenario records drawn from the read tool's real records: a fresh id under `key`, the scenario's owner under
+    the owner field, everything else as the real record had it."""
+
+    def __init__(self, spec: CapabilitySpec, read: str, key: str, rng: np.random.Generator):
+        tool = spec.tool(read)
+        pool = [r for r in tool.result_examples if isinstance(r, dict)]
+        if not pool and isinstance(tool.result_example, dict):
+            pool = [tool.result_example]
+        self.spec, self.key, self.rng = spec, key, rng
+        self.pool = pool or [{}]
+        self.owner_field = owner_field(spec)
+        owners = [v for r in self.pool for v in values_at(r, self.owner_field or "") if isinstance(v, str)]
+        self.owner = like_id(owners[0], rng) if owners else None
+        self.ids = iter(unique_ids(key_example(spec, key), 200, rng))
+
+    def fresh_id(self) -> str:
+        return next(self.ids)
+
+    def draw(self, accept: Callable[[dict[str, Any]], bool] | None = None,
+             prepare: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any] | None:
+        """A record that `accept`s (tried over the pool in a random order), or None when no real record does.
+
+        `prepare(record)` may return variants of a record (e.g. with the checked field set to each value) to try."""
+        for i in self.rng.permutation(len(self.pool)):
+            base = copy.deepcopy(self.pool[int(i)])
+            base[self.key] = self.fresh_id()
+            if self.owner_field and self.owner is not None and self.owner_field in base:
+                set_path(base, self.owner_field, self.owner)
+            for record in (prepare(base) if prepare else [base]):
+                if violations(record, self.spec.invariants, self.spec.rules.now):
+                    continue
+                if accept is None or accept(record):
+                    return record
+        return None
+
+    def records(self, n: int, accept: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+        """`n` records (real ones may repeat under fresh ids when the pool is small)."""
+        out = []
+        for _ in range(n):
+            record = self.draw(accept)
+            if record is None:
+                raise ScenarioError(f"no record of {self.spec.name}'s read tool satisfies the scenario's conditions")
+            out.append(record)
+        if owner_violations(out, self.spec.invariants):
+            raise ScenarioError("the scenario's records have several owners")
+        return out
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The record field a scenario turns on and the values on each side of it."""
+
+    field: str
+    allowed: tuple[Any, ...]
+    blocked: tuple[Any, ...]
+
+
+def decide(spec: CapabilitySpec, tool: str, record: dict[str, Any], gate: Gate | None,
+           facts: dict[str, str] | None = None) -> Decision:
+    """What the shown policy says about `tool` on `record`: by the spec's rules when they name the tool, else by the
+    gate's field alone (allowed values allow; others block)."""
+    if spec.rules.rule(tool) is not None:
+        return spec.rules.decide(tool, record, facts)
+    if gate is None:
+        return "allowed"
+    found, value = get_path(record, gate.field)
+    return "allowed" if found and value in gate.allowed else "blocked"
+
+
+def gated_record(source: RecordSource, tool: str, gate: Gate, want: Decision, flip: Decision,
+                 facts: dict[str, str]) -> tuple[dict[str, Any], Any]:
+    """A record the policy decides as `want` with the gate's field set to one of its values, and as `flip` were the
+    field set to a value of the other side: the checked rule alone decides. Returns the record and its value."""
+    mine = gate.allowed if want == "allowed" else gate.blocked
+    other = gate.blocked if want == "allowed" else gate.allowed
+    spec = source.spec
+    chosen: dict[str, Any] = {}
+
+    def variants(record: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for i in source.rng.permutation(len(mine)):
+            r = copy.deepcopy(record)
+            set_path(r, gate.field, mine[int(i)])
+            out.append(r)
+        return out
+
+    def accept(record: dict[str, Any]) -> bool:
+        if decide(spec, tool, record, gate, facts) != want:
+            return False
+        for value in other:
+            flipped = copy.deepcopy(record)
+            set_path(flipped, gate.field, value)
+            if decide(spec, tool, flipped, gate, facts) == flip and not violations(flipped, spec.invariants, spec.rules.now):
+                chosen["value"] = get_path(record, gate.field)[1]
+                return True
+        return False
+
+    record = source.draw(accept, variants)
+    if record is None:
+        raise ScenarioError(
+            f"no record lets {gate.field} alone decide {tool}: none is {want} with {gate.field} in {list(mine)} and "
+            f"{flip} with it in {list(other)} under the spec's rules"
+        )
+    return record, chosen["value"]
+
+
+# ---- actions an oracle emits ------------------------------------------------------------------------------------------
 def call(name: str, **arguments: Any) -> str:
     """An action string for one tool call (what an oracle emits)."""
     return json.dumps({"name": name, "arguments": arguments}, sort_keys=True)
@@ -54,13 +175,27 @@ def fill_arguments(tool: ToolSpec, fixed: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def canonical_json(value: Any) -> str:
+    """Arguments as the user states them in a request: JSON with sorted keys (deterministic text)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def words(name: str) -> str:
+    """`cancel_reservation` -> `cancel reservation`."""
+    return name.replace("_", " ")
+
+
+def listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# ---- state and honest tools -----------------------------------------------------------------------------------------
 def new_state(records: dict[str, dict]) -> dict[str, Any]:
     return {"records": records, "reads": [], "writes": []}
 
 
 def read_record(state: dict[str, Any], key: str, args: dict[str, Any]) -> str:
-    """The record as the tool's JSON reply: serialising is the snapshot (later writes do not change what was read),
-    and an order of magnitude cheaper than copying the record first."""
+    """The record as the tool's JSON reply: serialising is the snapshot (later writes do not change what was read)."""
     rid = args.get(key)
     record = state["records"].get(rid) if isinstance(rid, str) else None
     if record is None:
@@ -77,34 +212,47 @@ def write_record(state: dict[str, Any], tool: str, key: str, args: dict[str, Any
     return {"success": True, key: rid, "action": tool}
 
 
-def write_and_echo(spec: CapabilitySpec, state: dict[str, Any], name: str, key: str, args: dict[str, Any]) -> Any:
-    """Record a write and answer like the target does: the updated record when its real result is one, else a
-    receipt."""
+def apply_write(spec: CapabilitySpec, state: dict[str, Any], name: str, key: str, args: dict[str, Any]) -> Any:
+    """Do the write on its record: arguments naming a field of the record replace it, the tool's effect (e.g. status
+    cancelled) is applied, and the reply is the updated record when the target answers with one. A write whose
+    effect is already in place is an error, as the target's would be (cancelling a cancelled reservation)."""
+    rid = args.get(key)
+    record = state["records"].get(rid) if isinstance(rid, str) else None
+    if record is None:
+        raise ToolError(f"{key} {rid!r} not found")
+    tool = spec.tool(name)
+    if tool.effect and all(record.get(f) == v for f, v in tool.effect.items()):
+        done = ", ".join(f"{words(f)} {v}" for f, v in tool.effect.items())
+        raise ToolError(f"{key_noun(key)} {rid} already has {done}")
     receipt = write_record(state, name, key, args)
-    example = spec.tool(name).result_example
-    if not (isinstance(example, dict) and key in example):
-        return receipt
-    record = state["records"][args[key]]
     for arg, value in args.items():
-        if arg != key and arg in record and type(record[arg]) is type(value) and not isinstance(value, (dict, list)):
-            record[arg] = value
-    for field, value in example.items():
-        record.setdefault(field, copy.deepcopy(value))
-    return copy.deepcopy(record)
-
-
-def canonical_json(value: Any) -> str:
-    """Arguments as the user states them in a request: JSON with sorted keys (deterministic text)."""
-    return json.dumps(value, sort_keys=True)
-
-
-DEFAULT_HANDOFF_RESULT = "Transfer successful"
+        if arg != key and arg in record:
+            record[arg] = copy.deepcopy(value)
+    record.update(copy.deepcopy(tool.effect))
+    example = tool.result_example
+    return copy.deepcopy(record) if isinstance(example, dict) and key in example else receipt
 
 
 class RecordEnv(TraceEnv):
-    """A TraceEnv whose tools act on records keyed by the spec's `key` role: the `read` tool returns the record, any
-    write tool records the write and answers like the target, the `handoff` tool records the transfer (and, being a
-    terminal tool in the handoff family, ends the episode). Anything else is not available."""
+    """A TraceEnv whose tools act on records keyed by the spec's `key` role: the `read` tool returns the record, a
+    write tool that takes the key changes it, the `handoff` tool records the transfer. Only these tools are offered."""
+
+    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
+        super().__init__(render_mode=render_mode, max_turns=max_turns, hint_rate=hint_rate)
+        working = [t for t in self.tool_specs if self.works(t)]
+        if len(working) != len(self.tool_specs):
+            from trace_envs.runtime.base import tool_schema
+
+            self.tool_specs = working
+            self._tools = {t.name: t for t in working}
+            self._schemas = [tool_schema(t) for t in working]
+
+    def works(self, tool: ToolSpec) -> bool:
+        """Whether this env can run `tool` honestly."""
+        roles = self.SPEC.roles
+        if tool.name in (roles.get("read"), roles.get("handoff")):
+            return True
+        return tool.kind == "write" and roles.get("key") in tool.properties
 
     def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
         roles = self.SPEC.roles
@@ -115,6 +263,6 @@ class RecordEnv(TraceEnv):
             state.setdefault("handoffs", []).append(dict(args))
             example = self.SPEC.tool(name).result_example
             return example if isinstance(example, str) and example else DEFAULT_HANDOFF_RESULT
-        if self._kinds.get(name) == "write" and key in args:
-            return write_and_echo(self.SPEC, state, name, key, args)
+        if name in self._tools and self._kinds.get(name) == "write":
+            return apply_write(self.SPEC, state, name, key, args)
         raise ToolError(f"{name} is not available in this environment")

@@ -34,6 +34,9 @@ def tool_spec(profile: Any, name: str, *, description: str | None = None, result
         kind=t.kind,
         parameters={"type": "object", "properties": props, "required": required},
         result_example=t.result_example if result_example is None else result_example,
+        result_examples=list(getattr(t, "result_examples", []) or [])[:50],
+        effect=dict(getattr(t, "effect", {}) or {}),
+        arg_sources=dict(getattr(t, "arg_sources", {}) or {}),
     )
 
 

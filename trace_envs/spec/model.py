@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from trace_envs.checks.clauses import Check
+from trace_envs.spec.rules import PolicyRules
+from trace_envs.trajectories.invariants import Invariant
 
 SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,62}$"
 TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -34,6 +36,15 @@ class ToolSpec(BaseModel):
         description="JSON Schema of the arguments (an object schema).",
     )
     result_example: Any = Field(default=None, description="One real result (parsed JSON), the shape to imitate.")
+    result_examples: list[Any] = Field(
+        default_factory=list, max_length=50, description="Real records the tool returned: scenarios are built from them."
+    )
+    effect: dict[str, Any] = Field(
+        default_factory=dict, description="Fields a write sets on its record (e.g. status: cancelled), as the runs show."
+    )
+    arg_sources: dict[str, str] = Field(
+        default_factory=dict, description="Arguments whose value is a field of the record written (arg -> dotted path)."
+    )
 
     @field_validator("parameters")
     @classmethod
@@ -103,6 +114,12 @@ class CapabilitySpec(BaseModel):
         default_factory=dict, description="Family parameters, e.g. the record field a precondition checks."
     )
     policy: str = Field(default="", max_length=20_000, description="Policy excerpt shown in the system prompt.")
+    rules: PolicyRules = Field(
+        default_factory=PolicyRules, description="The policy's conditions and procedure for these tools, as data."
+    )
+    invariants: list[Invariant] = Field(
+        default_factory=list, max_length=100, description="Invariants every record of the read tool satisfies."
+    )
     hint: str = Field(default="", max_length=4000, description="Optional hint shown on a share of episodes.")
     knobs: ScenarioKnobs = Field(default_factory=ScenarioKnobs)
     check: Check = Field(description="Scores an env episode; may use `$var` bindings the family's scenario provides.")

@@ -19,7 +19,9 @@ from typing import Any, Iterable, Literal, Mapping
 import yaml
 from pydantic import BaseModel, Field
 
+from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
+from trace_envs.trajectories.record_model import record_model
 from trace_envs.trajectories.models import Run, ToolCall
 
 __all__ = [
@@ -74,6 +76,15 @@ class ToolProfile(BaseModel):
     examples: dict[str, list[Any]] = Field(default_factory=dict, description="Up to 3 distinct values per argument.")
     result_keys: list[str] = Field(default_factory=list, description="Keys of object results (of the items of lists).")
     result_example: Any = Field(default=None, description="The first non-error result, parsed and truncated.")
+    result_examples: list[Any] = Field(
+        default_factory=list, description="Distinct real records the tool returned (reads), whole: scenarios start from them."
+    )
+    effect: dict[str, Any] = Field(
+        default_factory=dict, description="Fields every call of a write set to one value (e.g. status: cancelled)."
+    )
+    arg_sources: dict[str, str] = Field(
+        default_factory=dict, description="Write arguments whose value is a field of the record written (arg -> path)."
+    )
     error_rate: float = 0.0
 
 
@@ -84,6 +95,10 @@ class DomainProfile(BaseModel):
     tools: dict[str, ToolProfile] = Field(default_factory=dict)
     policy: str = ""
     runs: int = 0
+    now: str | None = Field(default=None, description="The current time the policy states (ISO), if it states one.")
+    invariants: dict[str, list[Invariant]] = Field(
+        default_factory=dict, description="Per read tool: invariants every real record satisfied."
+    )
 
     @property
     def kinds(self) -> dict[str, str]:
@@ -355,11 +370,14 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         )
 
     policies = Counter(r.policy for r in runs if r.policy)
+    policy = policies.most_common(1)[0][0] if policies else ""
+    now, pools, invariants, effects, sources = record_model(runs, {n: t.kind for n, t in tools.items()}, policy)
+    for name, tool in tools.items():
+        tool.result_examples = pools.get(name, [])
+        tool.effect = effects.get(name, {})
+        tool.arg_sources = sources.get(name, {})
     domains = Counter(str(r.meta["domain"]) for r in runs if r.meta.get("domain") and r.meta["domain"] != "custom")
     domain = domains.most_common(1)[0][0] if domains else guess_domain(tools)
     return DomainProfile(
-        domain=domain,
-        tools=tools,
-        policy=policies.most_common(1)[0][0] if policies else "",
-        runs=len(runs),
+        domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants
     )

@@ -10,6 +10,7 @@ runs, and where a write argument's value appeared earlier; `gate_params` reads a
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
@@ -17,6 +18,7 @@ from trace_envs.trajectories.models import Run
 
 MAX_ENUM_VALUES = 8
 MAX_RESULTS_PER_TOOL = 400
+MAX_OPENINGS = 200
 
 
 def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
@@ -44,8 +46,14 @@ class ResultIndex:
         self.fields: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.before_write: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.arg_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        self.openings: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)
         seen_per_tool: Counter = Counter()
         for run in runs:
+            if run.success:
+                for name in {c.name for c in run.agent_calls if kinds.get(c.name) != "read"}:
+                    if len(self.openings[name]) < MAX_OPENINGS:
+                        args = {k: v for c in run.agent_calls for k, v in c.arguments.items() if isinstance(v, str)}
+                        self.openings[name].append((run.first_user_message(), args))
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
             for call in run.agent_calls:
@@ -133,3 +141,22 @@ def gate_params(index: ResultIndex, read: str, action: str, key: str, min_suppor
     if best is None:
         return None
     return {"field": best[1], "allowed": best[2], "blocked": best[3]}
+
+
+def request_templates(index: ResultIndex, tool: str, key: str, only: bool = True, limit: int = 5) -> list[str]:
+    """How users asked for what `tool` did, in passed runs that called it: the sentences of their first message that
+    name the record (its `key` value), with the value replaced by `{target}`; `only`: runs whose first message names
+    just that record. The most common first, at most `limit`."""
+    counts: Counter = Counter()
+    for opening, args in index.openings.get(tool, []):
+        value = args.get(key)
+        if not value or value not in opening:
+            continue
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", opening) if value in s]
+        if only and len(sentences) != 1:
+            continue
+        for sentence in sentences:
+            template = sentence.replace(value, "{target}")
+            if template.count("{target}") == 1 and "{" not in template.replace("{target}", ""):
+                counts[template] += 1
+    return [t for t, _ in counts.most_common(limit)]

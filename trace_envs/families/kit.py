@@ -1,0 +1,208 @@
+"""What the record-based families' scenarios are made of: the user's side (opening, facts, requests) and a correct
+agent's side (reads, questions the policy asks for, confirmations that name the action, writes, refusals that say
+why), following the spec's rules so the oracle obeys the policy it shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
+from trace_envs.runtime.phrases import key_noun, path_words, user_phrase
+from trace_envs.runtime.records import get_path
+from trace_envs.runtime.scenario import Scenario, UserRequest
+from trace_envs.runtime.world import (
+    Gate,
+    RecordSource,
+    call,
+    canonical_json,
+    fill_arguments,
+    gated_record,
+    listing,
+    new_state,
+    words,
+)
+from trace_envs.spec.model import CapabilitySpec
+
+GOODBYE = "Is there anything else? If not, have a nice day!"
+
+
+class Kit:
+    """One scenario's shared pieces for a spec with `read` / `key` roles (and usually `write`)."""
+
+    def __init__(self, spec: CapabilitySpec, rng: np.random.Generator):
+        self.spec, self.rng = spec, rng
+        roles = spec.roles
+        self.read, self.write, self.key = roles.get("read"), roles.get("write"), roles["key"]
+        self.source = RecordSource(spec, self.read, self.key, rng)
+        self.noun = key_noun(self.key)
+        self.key_label = self.key.replace("_", " ")
+        self.facts: dict[str, str] = dict(spec.rules.user_facts)
+        self.aliases: dict[str, list[str]] = {}
+        self.user_id = self.source.owner if self.source.owner_field and spec.rules.identify_user else None
+        if self.user_id:
+            self.facts[(self.source.owner_field or "user_id").replace("_", " ")] = self.user_id
+
+    # ---- the user ---------------------------------------------------------------------------------------------------
+    def greeting(self) -> str:
+        who = f" My {(self.source.owner_field or 'user_id').replace('_', ' ')} is {self.user_id}." if self.user_id else ""
+        return "Hi!" + who
+
+    def knows(self, target: str) -> None:
+        """The user knows this record's key (answers "what is your reservation id?")."""
+        self.facts.setdefault(self.key_label, target)
+
+    def request(self, tool: str, target: str, decline: bool = False) -> UserRequest:
+        return UserRequest.write(tool, self.key, target, decline=decline)
+
+    def phrase(self, tool: str, target: str) -> str:
+        return user_phrase(tool, self.key, target)
+
+    def write_args(self, tool: str, record: dict[str, Any], fixed: dict[str, Any] | None = None
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The write's arguments on `record`, and the ones the user states in the request. Arguments the runs show
+        coming from the record (`arg_sources`: a refund's amount is the order's total) are read off the record and
+        never handed over by the user; `fixed` ones and the others' example values are what the user asks for."""
+        spec = self.spec.tool(tool)
+        target = record[self.key]
+        sourced = {}
+        for arg, path in spec.arg_sources.items():
+            found, value = get_path(record, path)
+            if found and arg not in (fixed or {}):
+                sourced[arg] = value
+        args = fill_arguments(spec, {self.key: target, **sourced, **(fixed or {})})
+        return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
+
+    def extras(self, args: dict[str, Any], *hidden: str) -> dict[str, Any]:
+        return {k: v for k, v in args.items() if k != self.key and k not in hidden}
+
+    def from_record(self, tool: str, args: dict[str, Any], stated: dict[str, Any]) -> str:
+        """The sentence telling the agent where the arguments the user does not state come from ("For the payment
+        id, use the one on my reservation."), empty when the user states them all."""
+        hidden = [a for a in args if a != self.key and a not in stated]
+        if not hidden:
+            return ""
+        return f" For the {listing([a.replace('_', ' ') for a in hidden])}, use the one on my {self.noun}."
+
+    # ---- a correct agent --------------------------------------------------------------------------------------------
+    def read_call(self, target: str) -> str:
+        return call(self.read, **{self.key: target})
+
+    def fact_questions(self, tool: str) -> list[str]:
+        """The facts the policy says to obtain from the user before `tool` (e.g. the reason for a cancellation)."""
+        rule = self.spec.rules.rule(tool)
+        return [f"Could you tell me the {label}?" for label in (rule.ask if rule else [])]
+
+    def confirm_question(self, tool: str, target: str, args: dict[str, Any]) -> str:
+        extras = self.extras(args)
+        detail = f" with {canonical_json(extras)}" if extras else ""
+        return (
+            f"Here is what I will do: {words(tool)} for {self.key_label} {target}{detail}. "
+            "Do you confirm that I should proceed (yes/no)?"
+        )
+
+    def write_steps(self, tool: str, target: str, args: dict[str, Any], confirm: bool | None = None) -> list[str]:
+        """Confirmation (when the policy or `confirm` asks for it) and the write."""
+        steps = []
+        if self.spec.rules.confirm_writes if confirm is None else confirm:
+            steps.append(self.confirm_question(tool, target, args))
+        return steps + [call(tool, **args)]
+
+    def done(self, tool: str, targets: list[str]) -> str:
+        return f"Done: I have completed the {words(tool)} request for {', '.join(targets)}. {GOODBYE}"
+
+    def refusal(self, tool: str, target: str, gate: Gate, value: Any) -> str:
+        return (
+            f"I'm sorry, but I can't {self.phrase(tool, target)}: its {path_words(gate.field)} is "
+            f"{str(value).replace('_', ' ')}, and our policy does not allow it in that case."
+        )
+
+    def value_at(self, record: dict[str, Any], path: str) -> Any:
+        return get_path(record, path)[1]
+
+
+def gate_of(params: dict[str, Any]) -> Gate | None:
+    """The gate a spec's params name (`field`, `allowed`, `blocked`), if they name one."""
+    if not params.get("field") or not params.get("blocked"):
+        return None
+    return Gate(field=str(params["field"]), allowed=tuple(params.get("allowed") or ()), blocked=tuple(params["blocked"]))
+
+
+def gated_write_scenario(spec: CapabilitySpec, rng: np.random.Generator, gate: Gate, allowed_share: float) -> Scenario:
+    """The user asks for the write on one record; the policy allows it on some records and not on others, and the
+    gate's field alone decides (see `gated_record`). Classes: `allowed` (read, then write) and `blocked` (read, then
+    refuse saying why). Bindings: target, allowed, reason (the field's value), reason_words (it in words)."""
+    kit = Kit(spec, rng)
+    write, key = kit.write, kit.key
+    assert write is not None
+    allowed = bool(rng.random() < allowed_share)
+    want, flip = ("allowed", "blocked") if allowed else ("blocked", "allowed")
+    record, value = gated_record(kit.source, write, gate, want, flip, kit.facts)
+    target = record[key]
+    others = kit.source.records(spec.knobs.distractors)
+    records = {target: record, **{r[key]: r for r in others}}
+    kit.knows(target)
+    args, stated = kit.write_args(write, record)
+    opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
+    if stated:
+        opening += f" Use these details: {canonical_json(stated)}."
+    opening += kit.from_record(write, args, stated)
+    asks = kit.fact_questions(write)
+    read = kit.read_call(target)
+    wrong_target = others[0][key] if others else kit.source.fresh_id()
+    wrong_args = dict(args, **{key: wrong_target})
+    steps = kit.write_steps(write, target, args)
+    if allowed:
+        done = kit.done(write, [target])
+        oracle = [read, *asks, *steps, done]
+        mutants = {
+            "drop_required_call": [*asks, *steps, done],
+            "swap_calls": [*asks, *steps, read, done],
+            "wrong_argument": [read, *asks, *kit.write_steps(write, wrong_target, wrong_args), done],
+            "forbidden_extra_call": [read, *asks, *steps, call(write, **wrong_args), done],
+            "text_only": [done],
+        }
+    else:
+        refuse = kit.refusal(write, target, gate, value)
+        oracle = [read, *asks, refuse]
+        mutants = {
+            "drop_required_call": [*asks, refuse],
+            "swap_calls": [*asks, refuse, read],
+            "wrong_argument": [kit.read_call(wrong_target), *asks, refuse],
+            "forbidden_extra_call": [read, *asks, *steps, refuse],
+            "text_only": [refuse],
+        }
+    return Scenario(
+        state=new_state(records),
+        bindings={"target": target, "allowed": allowed, "reason": value, "reason_words": str(value).replace("_", " ")},
+        opening=opening,
+        facts=kit.facts,
+        requests=[kit.request(write, target)],
+        oracle=oracle,
+        mutants=mutants,
+        klass="allowed" if allowed else "blocked",
+    )
+
+
+def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: float, explain_weight: float) -> Check:
+    """The check of `gated_write_scenario`: allowed, the write on the target after reading it; blocked, the reason
+    stated in a sentence after reading the record. Any other write zeroes the score."""
+    key, read, write = roles["key"], roles["read"], roles["write"]
+    target = {key: {"$var": "target"}}
+    read_target = CallRef(tool=read, args=target)
+    write_target = CallRef(tool=write, args=target)
+    return Check(clauses=[
+        CallMade(id="write_target", weight=write_weight, when="allowed", call=write_target,
+                 description=f"{write} on the record the user asked about, which the policy allows"),
+        Order(id="read_first", weight=order_weight, when="allowed", requires=["write_target"], first=read_target,
+              then=write_target, join=[key], description=f"look the record up with {read} before the write"),
+        Communicated(id="explained", weight=explain_weight, when="!allowed",
+                     values=[{"$var": "reason"}, {"$var": "reason_words"}], mode="any", after=read_target,
+                     description="after reading the record, tell the user which of its values forbids the request"),
+        NoCall(id="no_other_write", when="allowed", penalty=True, call=CallRef(kind="write"), unless=[write_target],
+               description="no write but the one the user asked for"),
+        NoCall(id="no_write", when="!allowed", penalty=True, call=CallRef(kind="write"),
+               description="no write at all when the policy forbids the request"),
+    ])

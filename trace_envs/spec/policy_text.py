@@ -1,0 +1,118 @@
+"""The part of a domain policy an env shows: the sections that govern its tools, plus the current time when the text
+has time rules. A whole policy (6,500 characters for tau-bench airline) in every prompt costs tokens on every rollout
+and buries the rule the env checks; the excerpt keeps the rule and the procedure around it (confirmation before
+writes, transfers to a human) verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+VERB_STEMS = {
+    "update": ("update", "change", "modif"),
+    "modify": ("modif", "change", "update"),
+    "book": ("book",),
+    "cancel": ("cancel",),
+    "refund": ("refund",),
+    "exchange": ("exchang",),
+    "return": ("return",),
+    "send": ("send", "compensat", "certificate"),
+    "transfer": ("transfer",),
+}
+GENERIC_NOUNS = {"reservation", "reservations", "order", "orders", "user", "details", "pending", "delivered", "items"}
+_TIME_RULE = re.compile(r"\b(\d+\s*(hours?|days?|minutes?)|within|before|after|current time|today|date)\b", re.I)
+_STATES_NOW = re.compile(r"current (time|date)", re.I)
+MAX_FALLBACK = 1_200
+
+
+def _blocks(policy: str) -> list[tuple[str, str]]:
+    """(section heading, block text) for every bullet or paragraph, in order."""
+    out: list[tuple[str, str]] = []
+    heading = ""
+    current: list[str] = []
+
+    def flush() -> None:
+        if current and any(line.strip() for line in current):
+            out.append((heading, "\n".join(current).strip()))
+        current.clear()
+
+    for line in policy.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            flush()
+            heading = stripped
+        elif not stripped:
+            flush()
+        elif re.match(r"^(\s*)([-*]|\d+\.)\s", line) and not line.startswith(("  ", "\t")):
+            flush()
+            current.append(line.rstrip())
+        else:
+            current.append(line.rstrip())
+    flush()
+    return out
+
+
+def _stems(tool: str) -> tuple[tuple[str, ...], list[str]]:
+    words = tool.lower().split("_")
+    verbs = VERB_STEMS.get(words[0], (words[0],))
+    nouns = [w.rstrip("s") for w in words[1:] if w not in GENERIC_NOUNS and len(w) > 2]
+    return verbs, nouns
+
+
+def _mentions(text: str, tool: str) -> bool:
+    lowered = text.lower()
+    verbs, nouns = _stems(tool)
+    verb_hit = any(re.search(rf"\b{re.escape(v)}", lowered) for v in verbs)
+    return verb_hit and (not nouns or any(re.search(rf"\b{re.escape(n)}", lowered) for n in nouns))
+
+
+def excerpt(policy: str, writes: Iterable[str], handoffs: Iterable[str] = (), terms: Iterable[str] = ()) -> str:
+    """The policy's sections that govern `writes` (and `handoffs`), the bullets about confirmation before writes and
+    transfers, and any block naming one of `terms` (a gate field's words or values); verbatim, in the policy's order,
+    under their headings. The policy's opening lines when nothing matches."""
+    writes, handoffs, terms = list(writes), list(handoffs), [t.lower() for t in terms if t]
+    blocks = _blocks(policy)
+    headed = {h for h, _ in blocks if h and any(_mentions(h, w) for w in writes)}
+    keep = []
+    for heading, text in blocks:
+        lowered = text.lower()
+        hit = (
+            heading in headed
+            or any(_mentions(text, w) for w in writes)
+            or (writes and "confirm" in lowered and ("action" in lowered or "update" in lowered or "database" in lowered))
+            or (handoffs and "transfer" in lowered and "human" in lowered)
+            or any(re.search(rf"\b{re.escape(t)}\b", lowered) for t in terms)
+            or bool(_STATES_NOW.search(text))
+        )
+        if hit:
+            keep.append((heading, text))
+    if not [k for k in keep if not _STATES_NOW.search(k[1])]:
+        return policy[:MAX_FALLBACK].rstrip()
+    out: list[str] = []
+    last = None
+    for heading, text in keep:
+        if heading and heading != last:
+            out.append(heading)
+            last = heading
+        out.append(text)
+    return "\n\n".join(out)
+
+
+def has_time_rules(text: str) -> bool:
+    return bool(_TIME_RULE.search(text))
+
+
+def with_current_time(text: str, now: str | None) -> str:
+    """`text` with a first line stating the current time, when it has time rules and does not state it already."""
+    if not now or not has_time_rules(text) or _STATES_NOW.search(text):
+        return text
+    return f"The current time is {now.replace('T', ' ')}.\n\n{text}"
+
+
+def asks_confirmation(policy: str) -> bool:
+    """Whether the policy asks for explicit confirmation before actions that change data."""
+    lowered = policy.lower()
+    return bool(re.search(r"\bconfirm", lowered)) and bool(re.search(r"\b(before|prior to)\b", lowered)) and bool(
+        re.search(r"\b(action|update|change|database|write)", lowered)
+    )
