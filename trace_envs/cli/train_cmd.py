@@ -147,6 +147,7 @@ def eval_cmd(
     seed_offset: Annotated[Optional[int], typer.Option("--seed-offset", help="First seed (default: the held-out range).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature of model policies (0: greedy).")] = 0.0,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL (or OPENAI_BASE_URL).")] = None,
+    max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="Token budget of one model reply (default 256 for hf:, 512 for openai:).")] = None,
     chat_template: Annotated[Optional[str], typer.Option(help="Replace the model's chat template (TRL name or .jinja).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
@@ -163,7 +164,7 @@ def eval_cmd(
         report = evaluate(env_id, policy, episodes, samples=samples,
                           seed_offset=EVAL_SEED_OFFSET if seed_offset is None else seed_offset,
                           temperature=temperature, base_url=base_url, chat_template=chat_template,
-                          progress=not json_out)
+                          progress=not json_out, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
     except ValueError as exc:
         raise fail(str(exc)) from None
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())
