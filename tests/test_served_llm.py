@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,17 +24,14 @@ gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
 from trace_envs.datasets.planted import generate_planted, write_jsonl  # noqa: E402
+from trace_envs.health import free_port  # noqa: E402
+
+from _servers import start_server  # noqa: E402
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
 REPLY_TOKENS = 64
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -49,24 +43,11 @@ def served(tmp_path_factory):
         folder = smollm2_served_dir()
     except RuntimeError as exc:  # no package index and no cached copy
         pytest.skip(f"SmolLM2 unavailable: {exc}")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    with open(log, "w") as out:
-        proc = subprocess.Popen([str(BIN / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port",
-                                 str(port), "--device", "cpu"], stdout=out, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/health", timeout=1):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"transformers serve did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
-    yield f"{base}/v1", str(folder), folder
+    proc = start_server([str(BIN / "transformers"), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
+                         "--device", "cpu"], port, log, timeout_s=180, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    yield f"http://127.0.0.1:{port}/v1", str(folder), folder
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=30)
