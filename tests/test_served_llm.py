@@ -31,7 +31,7 @@ from _servers import start_server  # noqa: E402
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
-REPLY_TOKENS = 64
+REPLY_TOKENS = 32
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_eval_and_mine_against_transformers_serve(served, tmp_path):
     cache = tmp_path / "cache"
     # Both clients at once: the server answers them in parallel threads, one core each.
     evaluation = _cli("eval", ENVS[0], "--policy", f"openai:{model}", "--base-url", url, "--episodes", "1",
-                      "--max-new-tokens", "48", "--json")
+                      "--max-new-tokens", "24", "--json")
     mining = _cli("mine", str(runs), "-o", str(tmp_path / "out"), "--llm", f"openai:{model}", "--base-url", url,
                   "--max-pairs", "1", "--llm-max-tokens", str(REPLY_TOKENS), "--llm-label-runs", "4",
                   "--cache-dir", str(cache), "-q")
