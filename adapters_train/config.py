@@ -109,10 +109,16 @@ def _check_kwargs(cls: type, kwargs: dict[str, Any], what: str) -> None:
 
 
 def _cpu_defaults() -> dict[str, Any]:
-    """On a CPU, recomputing activations (TRL's default gradient checkpointing) only costs time: small models fit."""
+    """Options for a machine without a GPU.
+
+    - No gradient checkpointing: recomputing activations only costs time, and small models fit.
+    - `use_cpu`: under `torchrun` / `accelerate launch` (LOCAL_RANK set) without it, accelerate finds no device
+      backend, still initialises a process group, but marks the run as not distributed; every rank then trains as an
+      independent copy. With it, the ranks form one data-parallel job over gloo.
+    """
     import torch
 
-    return {} if torch.cuda.is_available() else {"gradient_checkpointing": False}
+    return {} if torch.cuda.is_available() else {"gradient_checkpointing": False, "use_cpu": True}
 
 
 def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | None = None) -> Any:

@@ -336,11 +336,14 @@ class OpenAIPolicy(ChatPolicy):
     """A model behind an OpenAI-compatible chat completions endpoint, called with native tool calling."""
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, temperature: float = 0.0,
-                 max_tokens: int = 512):
+                 max_tokens: int = 512, max_retries: int = 4, timeout_s: float = 120.0):
+        """`max_retries` / `timeout_s`: the SDK's own retries (timeouts, dropped connections, 408 / 429 / 5xx, with
+        backoff and Retry-After) and per-request timeout."""
         from openai import OpenAI
 
         self.client = OpenAI(base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY")
+                             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+                             max_retries=max_retries, timeout=timeout_s)
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -398,7 +401,8 @@ def parse_policy(spec: str, **opts: Any) -> Any:
         return RoutedPolicy(rest, temperature=opts.get("temperature", 0.0), max_new_tokens=opts.get("max_new_tokens", 256),
                             chat_template=opts.get("chat_template"), batch_size=opts.get("batch_size", 16))
     if kind == "openai" and rest:
-        return OpenAIPolicy(rest, base_url=opts.get("base_url"), temperature=opts.get("temperature", 0.0))
+        return OpenAIPolicy(rest, base_url=opts.get("base_url"), temperature=opts.get("temperature", 0.0),
+                            max_tokens=opts.get("max_new_tokens") or 512)
     raise ValueError(
         f"unknown policy {spec!r}: use scripted:oracle|random|passive, hf:MODEL[+ADAPTER], routed:BASE+ADAPTERS_DIR "
         "or openai:MODEL"

@@ -24,6 +24,8 @@ class TrainResult:
     informative: list[float] = field(default_factory=list)
     seconds: float = 0.0
     sft_dir: Path | None = None
+    num_tokens: list[int] = field(default_factory=list)  # TRL's cumulative token count (all ranks) per logged step
+    main_process: bool = True  # False on the other ranks of a data-parallel job: they neither print nor save
 
 
 def _log(msg: str) -> None:
@@ -31,8 +33,9 @@ def _log(msg: str) -> None:
 
 
 def group_signal_callback() -> Any:
-    """A TrainerCallback that prints, per logged step, the mean reward and the share of GRPO groups whose rewards
-    differ (the only groups that carry a gradient), and warns when no group does: a run without signal shows at once."""
+    """A TrainerCallback that prints, per logged step, the mean reward, the share of GRPO groups whose rewards differ
+    (the only groups that carry a gradient) and the tokens seen so far, and warns when no group does: a run without
+    signal shows at once. TRL gathers these figures over every rank; only rank 0 prints them."""
     from transformers import TrainerCallback
 
     class GroupSignalCallback(TrainerCallback):
@@ -40,6 +43,7 @@ def group_signal_callback() -> Any:
             self.rewards: list[float] = []
             self.informative: list[float] = []
             self.steps: list[int] = []
+            self.num_tokens: list[int] = []
             self._dead = 0
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
@@ -53,8 +57,12 @@ def group_signal_callback() -> Any:
             self.rewards.append(reward)
             self.informative.append(share)
             self.steps.append(int(state.global_step))
-            _log(f"[grpo] step {state.global_step}: reward {reward:.3f}  informative groups {share:.0%}")
+            tokens = int(float(logs.get("num_tokens", 0)))
+            self.num_tokens.append(tokens)
             self._dead = self._dead + 1 if share == 0.0 else 0
+            if not state.is_world_process_zero:
+                return
+            _log(f"[grpo] step {state.global_step}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
             if self._dead in (3, 20):
                 _log(
                     f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
@@ -99,9 +107,15 @@ def train_grpo(
 ) -> TrainResult:
     """Train one LoRA adapter on `cfg.env_id` with GRPO; save it (PEFT format + model card) under
     `adapter_dir` (default `cfg.out/<capability>`). With `cfg.warm_start`, an SFT warm start on oracle episodes runs
-    first and GRPO continues its adapter."""
+    first and GRPO continues its adapter.
+
+    Under `torchrun` / `accelerate launch` the ranks form one data-parallel job: each step's prompts (one seed per
+    GRPO group) are drawn once for the whole job and split across the ranks by TRL's sampler, so the job sees
+    `world_size` times the groups of one process; only the main process saves the adapter (the result's
+    `main_process` says which one this is)."""
     from trl import GRPOTrainer
 
+    from adapters_train.distributed import debug_dir, seed_recorder, write_debug_dump
     from trace_envs.integrations.trl import bridge_class, build_dataset
 
     t0 = time.perf_counter()
@@ -125,13 +139,14 @@ def train_grpo(
     else:
         peft_config = make_lora_config(cfg)
 
-    n_prompts = max(cfg.steps * cfg.prompts_per_step, 1)
-    seeds = range(cfg.train_seed_start, cfg.train_seed_start + n_prompts)
     factory = bridge_class(cfg.env_id, user_tool=cfg.user_tool)
-    dataset = build_dataset(cfg.env_id, seeds, user_tool=cfg.user_tool)
     signal = group_signal_callback()
     with tempfile.TemporaryDirectory(prefix="trace-grpo-") as tmp:
         args = make_grpo_config(cfg, cfg.grpo.get("output_dir", tmp), max_turns=info["max_turns"])
+        # One distinct scenario seed per group of the whole job: a step takes prompts_per_step groups per rank.
+        n_prompts = max(cfg.steps * cfg.prompts_per_step * args.world_size, 1)
+        seeds = range(cfg.train_seed_start, cfg.train_seed_start + n_prompts)
+        dataset = build_dataset(cfg.env_id, seeds, user_tool=cfg.user_tool)
         trainer = (trainer_cls or GRPOTrainer)(
             model=model,
             args=args,
@@ -141,7 +156,12 @@ def train_grpo(
             environment_factory=factory,
             callbacks=[signal, *(callbacks or [])],
         )
+        dump_to = debug_dir()
+        recorder = seed_recorder(trainer) if dump_to else None
+        if recorder is not None:
+            trainer.add_callback(recorder)
         trainer.train()
+        main = trainer.accelerator.is_main_process
         final = _final_reward(signal.rewards)
         meta = {
             **{k: v for k, v in info.items() if k != "max_turns"},
@@ -154,10 +174,16 @@ def train_grpo(
             "lora_r": cfg.lora.get("r", cfg.lora_r),
             "target_modules": cfg.lora.get("target_modules", cfg.target_modules),
             "warm_start": str(init_adapter) if init_adapter else None,
+            "world_size": int(args.world_size),
             "informative_group_share": (sum(signal.informative) / len(signal.informative)) if signal.informative else None,
             "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
-        out = save_adapter(trainer.model, loaded.tokenizer, target, meta) if save else None
+        if save and main:
+            save_adapter(trainer.model, loaded.tokenizer, target, meta)
+        if dump_to:
+            write_debug_dump(trainer, recorder, dump_to, saved_adapter=save and main)
+        trainer.accelerator.wait_for_everyone()  # the other ranks return once the adapter is in place
+        out = target if save else None
         steps = int(trainer.state.global_step)
     return TrainResult(
         env_id=cfg.env_id,
@@ -168,6 +194,8 @@ def train_grpo(
         informative=list(signal.informative),
         seconds=time.perf_counter() - t0,
         sft_dir=sft_dir,
+        num_tokens=list(signal.num_tokens),
+        main_process=main,
     )
 
 

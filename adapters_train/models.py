@@ -75,6 +75,27 @@ def load_smollm2(dtype: Any = None) -> LoadedModel:
     return LoadedModel(model, tok, "smollm2")
 
 
+def smollm2_served_dir() -> Path:
+    """SmolLM2-135M-Instruct as a plain model folder (config, safetensors, tokenizer with TRL's Qwen2.5 tool-calling
+    template and its response schema) that `transformers serve` (or vLLM) can load: servers cannot read the GGUF
+    itself (its config names no architecture). Built once from the cached GGUF, written atomically."""
+    from trace_envs.atomic import staging_dir, swap_in
+
+    target = cache_dir() / "smollm2" / "served"
+    if (target / "config.json").is_file():
+        return target
+    loaded = load_smollm2()
+    tmp = staging_dir(target)
+    try:
+        loaded.model.save_pretrained(tmp)
+        loaded.tokenizer.save_pretrained(tmp)
+        swap_in(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
 def _drop_gguf_quantizer(model: Any) -> None:
     """A GGUF checkpoint is dequantized to plain float tensors on load, but transformers still tags the model as
     GGUF-quantized and then refuses to train it; the tag is stale, so drop it."""

@@ -62,7 +62,8 @@ def train_sft(
     adapter_dir: str | Path | None = None,
     seeds: Iterable[int] | None = None,
 ) -> Path:
-    """Train a LoRA on oracle episodes of `cfg.env_id` and save it (PEFT format + card) atomically."""
+    """Train a LoRA on oracle episodes of `cfg.env_id` and save it (PEFT format + card) atomically; in a
+    data-parallel job the episodes are split across the ranks and the main process saves."""
     from trl import SFTTrainer
 
     from adapters_train.grpo import env_info
@@ -97,6 +98,11 @@ def train_sft(
             "seconds": round(time.perf_counter() - t0, 1),
             "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
-        out = save_adapter(trainer.model, loaded.tokenizer, target, meta)
+        # Under torchrun / accelerate launch only the main process writes; the others wait until it is in place
+        # (GRPO on every rank continues from it next).
+        if trainer.accelerator.is_main_process:
+            save_adapter(trainer.model, loaded.tokenizer, target, meta)
+        trainer.accelerator.wait_for_everyone()
+        out = target
     # SFTTrainer wrapped the base model in place; unload so the caller's model is clean again.
     return out

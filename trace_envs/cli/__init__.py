@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.train_cmd",
     "trace_envs.cli.route_cmd",
     "trace_envs.cli.run_cmd",
+    "trace_envs.cli.serve_cmd",
 ]
 
 

@@ -38,6 +38,11 @@ def mine(
     dup_agreement: Annotated[float, typer.Option("--dup-agreement", help="Label agreement that merges two.")] = 0.95,
     cache_dir: Annotated[Path, typer.Option("--cache-dir", help="LLM reply cache.")] = Path(".trace_cache/llm"),
     concurrency: Annotated[int, typer.Option("--concurrency", help="Parallel LLM requests.")] = 4,
+    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Contrasting (passed, failed) pairs shown to the LLM, "
+                                           "4 per prompt.")] = 24,
+    llm_max_tokens: Annotated[int, typer.Option("--llm-max-tokens", help="Token budget of one LLM reply.")] = 2000,
+    llm_label_runs: Annotated[int, typer.Option("--llm-label-runs", help="Runs the LLM labels for a candidate "
+                                                "that no check can label.")] = 300,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip runs that do not parse.")] = False,
     kinds: Annotated[Optional[Path], typer.Option("--kinds", help="YAML/JSON tool-kind overrides.")] = None,
     rules: Annotated[Optional[Path], typer.Option(
@@ -62,7 +67,7 @@ def mine(
 
         try:
             check_llm_configured(llm, base_url)
-            client = LLMClient(llm, base_url=base_url, cache_dir=cache_dir)
+            client = LLMClient(llm, base_url=base_url, cache_dir=cache_dir, max_tokens=llm_max_tokens)
         except LLMConfigError as exc:
             raise fail(str(exc)) from None
     overrides = policy_rules = None
@@ -81,7 +86,8 @@ def mine(
     if not loaded.runs:
         raise fail(f"{', '.join(paths)}: no runs loaded")
     opts = MineOptions(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates,
-                       dup_agreement=dup_agreement, concurrency=concurrency)
+                       dup_agreement=dup_agreement, concurrency=concurrency, max_pairs=max_pairs,
+                       llm_label_runs=llm_label_runs)
     try:
         if quiet:
             result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides, rules=policy_rules)

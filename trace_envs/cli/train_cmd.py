@@ -68,8 +68,13 @@ def train(
 ) -> None:
     """Train a LoRA adapter per capability with GRPO (TRL + PEFT) against the env, through the TRL bridge.
 
-    Works under `accelerate launch`; vLLM and every other TRL option go through --config (grpo: {use_vllm: true,
-    vllm_mode: server}).
+    Data-parallel: under `torchrun --nproc_per_node N -m trace_envs train ...` or `accelerate launch -m trace_envs
+    train ...` the N processes are one job (gloo on CPU, nccl on GPUs): each step takes N x the groups of one process,
+    split across the ranks, gradients are averaged, and only rank 0 prints and writes the adapter. vLLM and every
+    other TRL option go through --config (grpo: {use_vllm: true, vllm_mode: server}).
+
+    Debug: TRACE_ENVS_DEBUG_DIR=DIR makes every rank write DIR/rank<N>.json (sha256 of its LoRA tensors, the
+    scenario seeds of each step's rollouts) to check that the ranks trained one model.
     """
     _need_training_stack()
     _quiet()
@@ -95,9 +100,11 @@ def train(
             res = train_grpo(cfg.replace(env_id=env_id))
         except ToolTemplateError as exc:
             raise fail(str(exc)) from None
+        if not res.main_process:  # one data-parallel job: rank 0 reports it
+            continue
         line = {"env_id": env_id, "adapter": str(res.adapter_dir), "steps": res.steps, "final_reward": res.final_reward,
                 "informative_group_share": (sum(res.informative) / len(res.informative)) if res.informative else None,
-                "seconds": round(res.seconds, 1)}
+                "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1)}
         print(json.dumps(line) if json_out else
               f"{env_id}: adapter {res.adapter_dir}  steps {res.steps}  final reward {res.final_reward}  "
               f"({res.seconds:.0f}s)")
@@ -140,6 +147,7 @@ def eval_cmd(
     seed_offset: Annotated[Optional[int], typer.Option("--seed-offset", help="First seed (default: the held-out range).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature of model policies (0: greedy).")] = 0.0,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible base URL (or OPENAI_BASE_URL).")] = None,
+    max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="Token budget of one model reply (default 256 for hf:, 512 for openai:).")] = None,
     chat_template: Annotated[Optional[str], typer.Option(help="Replace the model's chat template (TRL name or .jinja).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
@@ -156,7 +164,7 @@ def eval_cmd(
         report = evaluate(env_id, policy, episodes, samples=samples,
                           seed_offset=EVAL_SEED_OFFSET if seed_offset is None else seed_offset,
                           temperature=temperature, base_url=base_url, chat_template=chat_template,
-                          progress=not json_out)
+                          progress=not json_out, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
     except ValueError as exc:
         raise fail(str(exc)) from None
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())

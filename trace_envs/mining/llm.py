@@ -4,8 +4,9 @@
   it is never executed.
 - An invalid reply is retried with the validation error appended, then dropped with a warning.
 - Replies are cached on disk by sha256(provider + model + prompt): a rerun makes no request.
-- Token and cost totals are counted; a thread pool bounds concurrency; 429 / 5xx / timeouts are retried with
-  exponential backoff (bounded); failures are reported per candidate and mining continues with what succeeded.
+- Token counts come from each reply's `usage`; cost totals from a price table; a thread pool bounds concurrency.
+- Transport faults (timeouts, dropped connections, 408 / 409 / 429 / 5xx, Retry-After) are retried by the SDKs
+  themselves (`max_retries`, `timeout`); failures are reported per candidate and mining continues with what succeeded.
 - The transport is injectable: pass `http_client=` (an httpx Client, e.g. over `httpx.MockTransport`) for tests.
 """
 
@@ -16,11 +17,10 @@ import logging
 import os
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -128,21 +128,13 @@ def _accepts(fn: Any, name: str) -> bool:
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-_TRANSIENT_NAMES = ("timeout", "connection", "protocol", "incomplete", "decode", "responsevalidation")
-
-
-def _retryable(exc: BaseException) -> bool:
-    """Rate limits, server errors, timeouts, dropped connections and garbled (truncated, non-JSON) replies are worth
-    another try; a 4xx such as a bad key or an unknown model is not."""
-    status = getattr(exc, "status_code", None)
-    if status is None:
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-    if isinstance(status, int) and not (200 <= status < 300):
-        return status in (408, 409, 429) or status >= 500
-    if isinstance(exc, json.JSONDecodeError):
+def _garbled(exc: BaseException) -> bool:
+    """A reply the SDK received with a success status but could not read as a completion (an HTML page from a
+    gateway, a body of the wrong shape). Transport faults (timeouts, dropped connections, 408 / 409 / 429 / 5xx,
+    Retry-After) never get here: the SDK retries those itself."""
+    if isinstance(exc, (json.JSONDecodeError, TypeError, KeyError, IndexError, AttributeError)):
         return True
-    name = type(exc).__name__.lower()
-    return any(part in name for part in _TRANSIENT_NAMES)
+    return "responsevalidation" in type(exc).__name__.lower()
 
 
 @dataclass
@@ -175,7 +167,12 @@ def price_of(model: str) -> tuple[float, float] | None:
 
 
 class LLMClient:
-    """One provider + model. `complete(prompt)` returns the reply text (cached, retried, counted). Thread-safe."""
+    """One provider + model. `complete(prompt)` returns the reply text (cached, retried, counted). Thread-safe.
+
+    Retries are the SDK's own (`max_retries`, `timeout_s`): timeouts, dropped connections, 408 / 409 / 429 / 5xx, with
+    exponential backoff and the server's Retry-After. Our own loop only repeats a request whose success reply cannot
+    be read as a completion; replies that do not validate as proposals or labels are the proposer's and labeler's
+    business (retried with the error, then dropped)."""
 
     def __init__(
         self,
@@ -187,38 +184,45 @@ class LLMClient:
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         max_retries: int = 4,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 8.0,
         timeout_s: float = 60.0,
         max_tokens: int = 2000,
         temperature: float = 0.0,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`spec`: PROVIDER:MODEL. `base_url`: an OpenAI-compatible server (or Anthropic endpoint); `api_key`: else
+        from the environment. `http_client`: an httpx(2) Client to send through (tests pass a MockTransport).
+        `cache_dir` / `use_cache`: the on-disk reply cache. `max_retries`: the SDK's retries per request, also the
+        bound on re-asking after an unreadable reply; `timeout_s`: per request. `max_tokens`, `temperature`: of the
+        reply (default 2000 tokens, greedy)."""
         self.provider, self.model = parse_llm_spec(spec)
         self.base_url = base_url
         self.cache = ReplyCache(cache_dir, enabled=use_cache)
         self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
         self.max_tokens = max_tokens
         self.temperature = temperature
-        self.sleep = sleep
         self.usage = Usage(cost_usd=0.0 if price_of(self.model) else None)
         self._lock = threading.Lock()
-        if self.provider == "anthropic":
-            sdk = _import_sdk("anthropic")
-            key = api_key or os.environ.get("ANTHROPIC_API_KEY") or ("not-needed" if base_url or http_client else None)
-            if not key:
-                raise LLMConfigError("anthropic needs ANTHROPIC_API_KEY (or --base-url)")
-            self._client = sdk.Anthropic(api_key=key, base_url=base_url, http_client=http_client, max_retries=0,
-                                         timeout=timeout_s)
-        else:
-            sdk = _import_sdk("openai")
-            key = api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url or http_client else None)
-            if not key:
-                raise LLMConfigError("openai needs OPENAI_API_KEY (or --base-url for an OpenAI-compatible server)")
-            self._client = sdk.OpenAI(api_key=key, base_url=base_url, http_client=http_client, max_retries=0,
-                                      timeout=timeout_s)
+        name = "anthropic" if self.provider == "anthropic" else "openai"
+        sdk = _import_sdk(name)
+        env_key = "ANTHROPIC_API_KEY" if name == "anthropic" else "OPENAI_API_KEY"
+        key = api_key or os.environ.get(env_key) or ("not-needed" if base_url or http_client else None)
+        if not key:
+            hint = "(or --base-url)" if name == "anthropic" else "(or --base-url for an OpenAI-compatible server)"
+            raise LLMConfigError(f"{name} needs {env_key} {hint}")
+        http = http_client if http_client is not None else sdk.DefaultHttpxClient()
+        hooks = dict(http.event_hooks)
+        hooks["request"] = [*hooks.get("request", []), self._count_request]
+        http.event_hooks = hooks
+        client_cls = sdk.Anthropic if name == "anthropic" else sdk.OpenAI
+        self._client = client_cls(api_key=key, base_url=base_url, http_client=http, max_retries=max_retries,
+                                  timeout=timeout_s)
+
+    def _count_request(self, request: Any) -> None:
+        """httpx request hook: every HTTP request counts, and those the SDK sends again are its retries."""
+        retry = str(request.headers.get("x-stainless-retry-count", "0")).strip()
+        with self._lock:
+            self.usage.requests += 1
+            if retry.isdigit() and int(retry) > 0:
+                self.usage.retries += 1
 
     @property
     def name(self) -> str:
@@ -250,22 +254,17 @@ class LLMClient:
             with self._lock:
                 self.usage.cache_hits += 1
             return hit["text"]
-        delay = self.backoff_s
         attempt = 0
         while True:
             try:
-                with self._lock:
-                    self.usage.requests += 1
                 text, tin, tout = self._request(prompt)
                 break
             except Exception as exc:
-                if not _retryable(exc) or attempt >= self.max_retries:
+                if not _garbled(exc) or attempt >= self.max_retries:
                     raise LLMRequestError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
                 attempt += 1
                 with self._lock:
                     self.usage.retries += 1
-                self.sleep(min(delay, self.max_backoff_s))
-                delay *= 2
         with self._lock:
             self.usage.input_tokens += tin
             self.usage.output_tokens += tout

@@ -1,0 +1,47 @@
+"""`trace-envs serve`: expose an env over HTTP / WebSocket with OpenEnv's server, for rollout workers elsewhere."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trace_envs.cli.common import fail
+
+
+def serve(
+    env: Annotated[str, typer.Argument(help="Env id, e.g. trace/<capability> (or just <capability>).")],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.")] = 8000,
+    max_sessions: Annotated[int, typer.Option("--max-sessions", help="Concurrent sessions (one env each).")] = 64,
+) -> None:
+    """Serve an env with OpenEnv's server until Ctrl-C / SIGTERM.
+
+    Every WebSocket session (ws://HOST:PORT/ws; reset, step, state) gets its own env instance, so rollout workers
+    in other processes or machines play isolated episodes concurrently. Clients: `trace_envs.remote.RemoteEnv(url)`
+    (a Gymnasium env) or OpenEnv's `GenericEnvClient(base_url=url)` with actions `{"text": ...}`. /health, /schema
+    and /metadata describe the server.
+
+    \b
+    Example:
+      trace-envs serve trace/airline_check_cabin_before_cancel --port 8000
+      python -c "from trace_envs.remote import RemoteEnv; print(RemoteEnv('http://127.0.0.1:8000').reset(seed=0))"
+    """
+    from trace_envs.cli.train_cmd import _env_id
+
+    env_id = _env_id(env)
+    if not 0 < port < 65536 or max_sessions < 1:
+        raise fail("--port must be in 1..65535 and --max-sessions at least 1")
+    try:
+        from trace_envs.serving import serve as run_server
+    except ImportError as exc:
+        raise fail(f"serving needs the serve extra ({exc.name}): pip install 'trace-envs[serve]'") from None
+    try:
+        run_server(env_id, host=host, port=port, max_sessions=max_sessions)
+    except OSError as exc:
+        raise fail(f"{exc} (is another server using the port?)") from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add `serve` to the CLI."""
+    app.command("serve")(serve)
