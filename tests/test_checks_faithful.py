@@ -214,6 +214,8 @@ def test_pasting_the_record_explains_nothing():
     echoed = say("I looked this up for you. " + text)
     assert explained.assess(trace(read_text, echoed), b) == (
         0.0, "not met: message 1 pastes a tool result (60+ characters verbatim)")
+    either = Communicated(id="explained", values=["basic_economy", "economy"], mode="any")
+    assert either.assess(trace(read, pasted), b) == (0.0, "not met: message 1 pastes a tool result (JSON)")
     # Stating it in a sentence is what pays; a message that pasted does not spoil a later good one.
     told = say("Your reservation is in basic economy, and basic economy flights cannot be changed.")
     assert explained.score(trace(read, pasted, told), b) == 1.0

@@ -345,10 +345,11 @@ class Communicated(_Clause):
             told += why is None
             if why is not None:
                 misses.append(why)
+        shown = "; ".join(list(dict.fromkeys(misses))[:3])  # one message may spoil several values: say it once
         if self.mode == "any":
-            return (1.0, "met") if told else (0.0, "not met: " + "; ".join(misses[:3]))
-        n, first = len(self.values), misses[0] if misses else ""
-        return _verdict(told / n, f"{told} of {n} values told; {first}", "; ".join(misses[:3]))
+            return (1.0, "met") if told else (0.0, f"not met: {shown}")
+        n = len(self.values)
+        return _verdict(told / n, f"{told} of {n} values told; {shown}", shown)
 
     def _untold(self, value: Any, messages: list, since: str) -> str | None:
         """None when some message communicates `value`, else why not (naming the message that came closest)."""
