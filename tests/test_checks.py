@@ -80,10 +80,12 @@ def test_confirmation_needs_ask_then_yes_before_each_write():
     no_yes = trace(say("Shall I cancel it?"), user("Hmm, let me think."), call("cancel_order", order_id="A"))
     assert clause.score(no_yes, {}) == 0.0
     two_writes_one_confirmed = trace(
-        say("Do you confirm?"), user("yes"), call("cancel_order", order_id="A"), call("refund", order_id="A")
+        say("Shall I cancel order A?"), user("yes"), call("cancel_order", order_id="A"), call("refund", order_id="A")
     )
     assert clause.score(two_writes_one_confirmed, {}) == 0.5
-    assert clause.score(trace(say("Do you confirm?"), user("yes")), {}) == 0.0
+    assert clause.score(trace(say("Shall I cancel order A?"), user("yes")), {}) == 0.0
+    # A question that names no action confirms nothing (it used to).
+    assert clause.score(trace(say("Do you confirm?"), user("yes"), call("cancel_order", order_id="A")), {}) == 0.0
 
 
 def test_all_completed_partial_credit_with_distinct_calls():
@@ -96,7 +98,8 @@ def test_all_completed_partial_credit_with_distinct_calls():
 
 
 def test_communicated_numbers_and_after():
-    t = trace(say("Your total is $1,234.50."), call("get_order", order_id="A"), say("It is 99 dollars."))
+    # "Your order total is": three words besides "total" (a value now needs a sentence around it).
+    t = trace(say("Your order total is $1,234.50."), call("get_order", order_id="A"), say("It is 99 dollars."))
     assert Communicated(id="c", values=[1234.5]).score(t, {}) == 1.0
     assert Communicated(id="c", values=[1234.5, 7]).score(t, {}) == 0.5
     assert Communicated(id="c", values=[7, 99], mode="any").score(t, {}) == 1.0

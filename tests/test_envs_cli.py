@@ -58,6 +58,15 @@ def test_play_the_oracle_in_the_terminal():
     assert "episode over: reward 1.000" in res.output
 
 
+def test_play_says_why_each_clause_fell_short():
+    env = gym.make(ENV)
+    env.reset(seed=3)
+    closing = env.unwrapped.oracle_actions()[-1]  # the goodbye alone: nothing looked up, nothing done
+    res = run("play", ENV, "--seed", "3", stdin=closing + "\n")
+    assert res.exit_code == 0, res.output
+    assert "read_target (0.00): not met: no successful call of get_reservation_details(reservation_id=" in res.output
+
+
 def test_generate_reports_a_spec_that_fails_validation(tmp_path):
     spec = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
     # A check that only asks for the lookup cannot tell the oracle from its mutants: validation must refuse it.

@@ -60,12 +60,13 @@ def test_planted_traces_score_exactly(env_cls):
     # reading with the right id before asking for it: a guess, not grounded
     score, info = run_actions(env, env.mutant_actions()["swap_calls"], seed=4)
     assert score == pytest.approx(4 / 6) and info["reward_breakdown"]["asked_for_key"] == 0.0
-    # a guessed id that does not exist, then the right one: half the reads grounded
+    # a guessed id that does not exist, then the right one: the failed guess is no read to ground (an errored call
+    # never counts for a positive clause), but trying another record is still caught by no_other_read
     guess = call("get_reservation_details", reservation_id="ZZ9ZZZ")
     score, info = run_actions(env, [guess, ask, read, answer_text], seed=4)
-    assert info["reward_breakdown"]["asked_for_key"] == 0.5
+    assert info["reward_breakdown"]["asked_for_key"] == 1.0
     assert info["reward_breakdown"]["no_other_read"] == 0.0
-    assert score == pytest.approx((1 + 2 * 0.5 + 1 + 0 + 1) / 6)
+    assert score == pytest.approx((1 + 2 + 1 + 0 + 1) / 6)
     # the answer given before the lookup earns nothing for `answered`
     score, info = run_actions(env, [ask, answer_text.replace(" Have a nice day.", " Anything else?"), read], seed=4)
     assert info["reward_breakdown"]["answered"] == 0.0

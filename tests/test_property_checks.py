@@ -3,7 +3,8 @@
 - a check's score, and every clause's effective score, is in [0, 1]; `passed` agrees with the score; labels are one of
   PRESENT / LACKING / NA; the only exception `evaluate` may raise is the documented ValueError when no active clause
   carries weight;
-- a NoCall clause scores 0 as soon as a call it forbids is in the trace;
+- a NoCall clause scores 0 as soon as a call it forbids (and none of its `unless` exempts) is in the trace, and as a
+  penalty it zeroes the check;
 - adding a call that matches a NoCall clause (and no call reference of any other clause, and whose failed result can
   ground nothing) never raises a check's score; for checks made only of NoCall, FinalState and Communicated clauses
   without `after`, any call matching a NoCall clause never raises it;
@@ -62,10 +63,17 @@ def _clause(draw, kind: str, cid: str, earlier: list[str]) -> dict:
         "when": draw(st.sampled_from([None, None, "flag", "!flag", "off", "!off", "unbound"])),
     }
     ref = lambda: draw(call_refs()).model_dump()  # noqa: E731
-    if kind in ("call_made", "no_call", "confirmation"):
+    if kind in ("call_made", "no_call", "confirmation", "asked"):
         base["call"] = ref()
     if kind == "call_made":
         base["min_count"] = draw(st.integers(min_value=1, max_value=3))
+    elif kind == "no_call":
+        base.update(unless=[ref() for _ in range(draw(st.integers(min_value=0, max_value=1)))],
+                    penalty=draw(st.booleans()))
+    elif kind == "asked":
+        base.update(after=ref() if draw(st.booleans()) else None,
+                    action_words=draw(st.none() | st.just(["cancel", "refund"])),
+                    details=draw(st.none() | st.just([{"$var": "target"}])))
     elif kind == "order":
         base.update(first=ref(), then=ref(), join=draw(st.lists(st.sampled_from(ARG_KEYS), max_size=2)))
     elif kind == "confirmation" and draw(st.booleans()):
@@ -90,7 +98,7 @@ def _clause(draw, kind: str, cid: str, earlier: list[str]) -> dict:
     return base
 
 
-CLAUSE_TYPES = ["call_made", "order", "no_call", "confirmation", "all_completed", "grounded", "communicated",
+CLAUSE_TYPES = ["call_made", "order", "no_call", "confirmation", "asked", "all_completed", "grounded", "communicated",
                 "final_state"]
 
 
@@ -103,8 +111,12 @@ def checks(draw, types: list[str] = CLAUSE_TYPES, must_have: str | None = None) 
     for i, kind in enumerate(kinds):
         clauses.append(_clause(draw, kind, f"c{i}", ids))
         ids.append(f"c{i}")
-    if sum(c["weight"] for c in clauses) <= 0:
-        clauses[0]["weight"] = 1.0
+    weighted = [c for c in clauses if not c.get("penalty")]
+    if not weighted:  # a check needs a clause that is not a penalty
+        clauses[0]["penalty"] = False
+        weighted = [clauses[0]]
+    if sum(c["weight"] for c in weighted) <= 0:
+        weighted[0]["weight"] = 1.0
     return Check.model_validate({"clauses": clauses, "applies_if": [draw(call_refs()).model_dump()] if draw(st.booleans()) else []})
 
 
@@ -139,8 +151,8 @@ def traces(draw) -> ActionTrace:
 
 
 def _evaluate(check: Check, trace: ActionTrace, bindings: dict):
-    """`evaluate`, allowing only its documented ValueError (no active clause carries weight)."""
-    active_weight = sum(c.weight for c in check.clauses if c.active(bindings))
+    """`evaluate`, allowing only its documented ValueError (no active non-penalty clause carries weight)."""
+    active_weight = sum(c.weight for c in check.clauses if c.active(bindings) and not getattr(c, "penalty", False))
     try:
         result = check.evaluate(trace, bindings)
     except ValueError as exc:
@@ -232,7 +244,7 @@ def test_property_forbidden_call_zeroes_no_call_and_never_raises_the_score(data)
     forbidding = [c for c in check.clauses if isinstance(c, NoCall)]
     target = data.draw(st.sampled_from(forbidding))
     step = _forbidden_call(target.call, data.draw)
-    assume(target.call.hits(step, trace, BINDINGS))
+    assume(target.call.hits(step, trace, BINDINGS) and not any(u.hits(step, trace, BINDINGS) for u in target.unless))
     pos = data.draw(st.integers(min_value=0, max_value=len(trace.steps)))
     after = trace.model_copy(update={"steps": trace.steps[:pos] + [step] + trace.steps[pos:]})
 
@@ -243,6 +255,8 @@ def test_property_forbidden_call_zeroes_no_call_and_never_raises_the_score(data)
         return
     if target.active(BINDINGS):
         assert after_result.breakdown[target.id] == 0.0
+        if target.penalty:
+            assert after_result.score == 0.0
     # Only the NoCall clauses (and what requires them) may notice a call that no other clause refers to.
     others = [r for c in check.clauses if not isinstance(c, NoCall) for r in _all_refs(c)]
     if not any(r.hits(step, after, BINDINGS) for r in others):
@@ -261,7 +275,7 @@ def test_property_forbidden_call_never_raises_a_prohibition_check(data):
     target = data.draw(st.sampled_from([c for c in check.clauses if isinstance(c, NoCall)]))
     step = _forbidden_call(target.call, data.draw)
     step = step.model_copy(update={"result": data.draw(st.none() | values), "error": data.draw(st.booleans())})
-    assume(target.call.hits(step, trace, BINDINGS))
+    assume(target.call.hits(step, trace, BINDINGS) and not any(u.hits(step, trace, BINDINGS) for u in target.unless))
     pos = data.draw(st.integers(min_value=0, max_value=len(trace.steps)))
     after = trace.model_copy(update={"steps": trace.steps[:pos] + [step] + trace.steps[pos:]})
     before_result, after_result = _evaluate(check, trace, BINDINGS), _evaluate(check, after, BINDINGS)

@@ -2,6 +2,7 @@
 
 from trace_envs.checks.clauses import (
     AllCompleted,
+    Asked,
     CallMade,
     CallRef,
     Check,
@@ -16,11 +17,13 @@ from trace_envs.checks.clauses import (
     Order,
 )
 from trace_envs.checks.matching import BindingError, matches
+from trace_envs.checks.text import text_mentions
 from trace_envs.checks.trace import ActionTrace, TraceStep
 
 __all__ = [
     "ActionTrace",
     "AllCompleted",
+    "Asked",
     "BindingError",
     "CallMade",
     "CallRef",
@@ -36,4 +39,5 @@ __all__ = [
     "Order",
     "TraceStep",
     "matches",
+    "text_mentions",
 ]

@@ -1,62 +1,67 @@
 """Declarative, weighted predicates over an `ActionTrace`.
 
-A `Check` is data (it lives in a CapabilitySpec's JSON). Each clause scores a trace in [0, 1]; a clause whose
-`requires` are not all fully met scores 0 (so "no forbidden call" cannot be earned by doing nothing); the check's score
-is the weighted mean. The same evaluation labels a real run PRESENT / LACKING / NA for the miner.
+A `Check` is data (it lives in a CapabilitySpec's JSON). Each clause scores a trace in [0, 1] and says why in one
+line. A clause whose `requires` are not all fully met scores 0 (so "no forbidden call" cannot be earned by doing
+nothing). The check's score is the weighted mean of its active clauses, times the 0/1 score of each active penalty
+clause (a `NoCall` with `penalty: true`, which carries no weight: breaking it zeroes the whole check). The same
+evaluation labels a real run PRESENT / LACKING / NA for the miner.
+
+A call whose result is an error never satisfies a positive clause: it is not a call made (CallMade, Order, AllCompleted,
+Grounded), not a write to confirm (Confirmation), not an anchor (`after`). NoCall alone counts errored calls, since
+trying a forbidden write is the behaviour it penalises.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from trace_envs.checks.matching import matches, resolve, text_mentions
+from trace_envs.checks.asking import DEFAULT_ASK, DEFAULT_YES, agrees, asks, describe_question, details_for, words_for
+from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve
+from trace_envs.checks.refs import CallRef, errored_note, show_arg, show_call, show_value, succeeded
+from trace_envs.checks.statements import audit_messages, in_a_sentence
+from trace_envs.checks.text import scalar_leaves, text_mentions
 from trace_envs.checks.trace import ActionTrace, TraceStep
 
+__all__ = [
+    "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
+    "Communicated", "Confirmation", "FinalState", "Grounded", "Label", "NoCall", "Order",
+]
+
 ClauseId = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+Assessment = tuple[float, str]
 
-DEFAULT_ASK = (
-    r"(?i)\b(confirm|confirmation|proceed|shall i|should i|would you like me to|do you want me to|"
-    r"is that (correct|right|ok)|go ahead|are you sure|ok to)\b"
-)
-DEFAULT_YES = r"(?i)\b(yes|yeah|yep|yup|confirm(ed)?|go ahead|proceed|sure|please do|correct|that's right|ok(ay)?)\b"
+# Fields added after specs were published: left out of a dump while they hold their default, so that the JSON (and
+# so the hash) of a spec written before them does not change.
+_LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None}
 
 
-class CallRef(BaseModel):
-    """Which tool calls a clause is about: by tool name or by kind, optionally with argument matchers."""
+def _verdict(score: float, partial: str, missing: str) -> Assessment:
+    """A score with its reason: `met`, `partial: <partial>` or `not met: <missing>`."""
+    if score >= 1.0:
+        return 1.0, "met"
+    return (score, f"partial: {partial}") if score > 0 else (0.0, f"not met: {missing}")
 
-    model_config = ConfigDict(extra="forbid")
 
-    tool: str | None = Field(default=None, description="Tool name; None matches any tool (filtered by `kind`).")
-    kind: Literal["read", "write", "other"] | None = Field(default=None, description="Tool kind to match.")
-    args: dict[str, Any] = Field(default_factory=dict, description="Argument matchers (see checks.matching).")
-    match: Literal["subset", "exact"] = Field(
-        default="subset", description="subset: the listed arguments match, others may be present; exact: same keys."
-    )
+def _last_success(ref: CallRef, trace: ActionTrace, b: dict[str, Any]) -> int | None:
+    return max((i for i, s in enumerate(trace.steps) if succeeded(s) and ref.hits(s, trace, b)), default=None)
 
-    @model_validator(mode="after")
-    def _names_something(self) -> "CallRef":
-        if self.tool is None and self.kind is None:
-            raise ValueError("a call reference needs `tool` or `kind`")
-        return self
 
-    def hits(self, step: TraceStep, trace: ActionTrace, bindings: dict[str, Any]) -> bool:
-        if step.kind != "call":
-            return False
-        if self.tool is not None and step.name != self.tool:
-            return False
-        if self.kind is not None and trace.kind_of(step.name) != self.kind:
-            return False
-        if self.match == "exact" and set(self.args) != set(step.arguments):
-            return False
-        return all(k in step.arguments and matches(m, step.arguments[k], bindings) for k, m in self.args.items())
+def _window(after: CallRef | None, trace: ActionTrace, b: dict[str, Any]) -> tuple[int, str, str]:
+    """The steps an `after` anchor opens: (first step index, " after <call>" for reasons, "" or why it never opened:
+    no successful call of the anchor)."""
+    if after is None:
+        return 0, "", ""
+    last = _last_success(after, trace, b)
+    if last is None:
+        return 0, "", f"not met: {_no_call(after, trace, b)}"
+    return last + 1, f" after {after.describe(b)}", ""
 
-    def describe(self) -> str:
-        head = self.tool or f"any {self.kind} tool"
-        return f"{head}({', '.join(self.args)})" if self.args else head
+
+def _no_call(ref: CallRef, trace: ActionTrace, b: dict[str, Any]) -> str:
+    return f"no successful call of {ref.describe(b)}{errored_note([ref], trace, b)}"
 
 
 class _Clause(BaseModel):
@@ -72,6 +77,14 @@ class _Clause(BaseModel):
     )
     description: str = Field(default="", max_length=2000)
 
+    @model_serializer(mode="wrap")
+    def _omit_later_defaults(self, handler) -> dict[str, Any]:
+        data = handler(self)
+        for key, default in _LATER_FIELDS.items():
+            if key in data and data[key] == default:
+                del data[key]
+        return data
+
     def active(self, bindings: dict[str, Any]) -> bool:
         if self.when is None:
             return True
@@ -79,163 +92,277 @@ class _Clause(BaseModel):
         value = bool(bindings.get(self.when.lstrip("!"), False))
         return not value if negate else value
 
+    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
+        """The clause's own score in [0, 1] (before `requires` gating)."""
+        return self.assess(trace, b)[0]
+
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        """The clause's own score and a one-line reason (`met`, `partial: ...`, `not met: ...`)."""
+        raise NotImplementedError
+
 
 class CallMade(_Clause):
-    """A matching call happened (at least `min_count` times)."""
+    """A matching call succeeded (at least `min_count` times); partial credit for fewer."""
 
     type: Literal["call_made"] = "call_made"
     call: CallRef
     min_count: int = Field(default=1, ge=1, le=100)
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        n = sum(1 for s in trace.calls if self.call.hits(s, trace, b))
-        return min(1.0, n / self.min_count)
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        n = sum(1 for s in trace.steps if succeeded(s) and self.call.hits(s, trace, b))
+        errors = errored_note([self.call], trace, b)
+        return _verdict(
+            min(1.0, n / self.min_count),
+            f"{n} of {self.min_count} successful calls of {self.call.describe(b)}{errors}",
+            _no_call(self.call, trace, b),
+        )
 
 
 class Order(_Clause):
-    """Before the first call matching `then`, a call matching `first` happened (sharing the `join` arguments).
-
-    Scores 0 when no `then` call happened: an order that was never exercised earns nothing.
-    """
+    """Before the first successful call matching `then`, a successful call matching `first` happened (sharing the
+    `join` arguments). Scores 0 when no `then` call succeeded: an order that was never exercised earns nothing."""
 
     type: Literal["order"] = "order"
     first: CallRef
     then: CallRef
     join: list[str] = Field(default_factory=list, description="Arguments that must be equal in both calls.")
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        steps = trace.calls
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        steps = trace.steps
         for i, step in enumerate(steps):
-            if self.then.hits(step, trace, b):
-                return 1.0 if any(self._joined(p, step) and self.first.hits(p, trace, b) for p in steps[:i]) else 0.0
-        return 0.0
+            if succeeded(step) and self.then.hits(step, trace, b):
+                if any(succeeded(p) and self._joined(p, step) and self.first.hits(p, trace, b) for p in steps[:i]):
+                    return 1.0, "met"
+                same = f" with the same {', '.join(self.join)}" if self.join else ""
+                return 0.0, f"not met: {show_call(step, i)} came before any successful {self.first.describe(b)}{same}"
+        return 0.0, f"not met: {_no_call(self.then, trace, b)}"
 
     def _joined(self, before: TraceStep, after: TraceStep) -> bool:
         return all(k in before.arguments and before.arguments.get(k) == after.arguments.get(k) for k in self.join)
 
     def exercised(self, trace: ActionTrace, b: dict[str, Any]) -> bool:
-        return any(self.then.hits(s, trace, b) for s in trace.calls)
+        return any(succeeded(s) and self.then.hits(s, trace, b) for s in trace.steps)
 
 
 class NoCall(_Clause):
-    """No call matches `call` (a forbidden tool, kind or argument pattern)."""
+    """No call matches `call` (a forbidden tool, kind or argument pattern), except calls that also match one of
+    `unless` (e.g. "no write but the requested one"). Errored calls count: attempting a forbidden write is what this
+    penalises.
+
+    With `penalty: true` the clause carries no weight: the check's score is multiplied by its 0/1 score, so a
+    violation zeroes the whole check (and so does an unmet `requires` gate of the penalty clause)."""
 
     type: Literal["no_call"] = "no_call"
     call: CallRef
+    unless: list[CallRef] = Field(default_factory=list, max_length=50, description="Calls exempt from the ban.")
+    penalty: bool = Field(
+        default=False, description="Multiply the check's score by this clause's 0/1 score instead of weighing it."
+    )
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        return 0.0 if any(self.call.hits(s, trace, b) for s in trace.calls) else 1.0
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        for i, step in enumerate(trace.steps):
+            if self.call.hits(step, trace, b) and not any(u.hits(step, trace, b) for u in self.unless):
+                if self.penalty:
+                    return 0.0, f"penalty: violated by {show_call(step, i)}"
+                return 0.0, f"not met: forbidden call {show_call(step, i)}"
+        return 1.0, "met"
 
 
-class Confirmation(_Clause):
-    """Each call matching `call` (a write) is preceded, since the previous such call, by an agent message asking for
-    confirmation and then a user message agreeing. Partial credit: the share of confirmed writes; 0 with no write."""
+class _QuestionClause(_Clause):
+    """Fields shared by the clauses about a confirmation question (see `checks.asking`)."""
+
+    call: CallRef
+    action_words: list[str] | None = Field(
+        default=None, max_length=50,
+        description="Words naming the action, one of which the question holds (default: from the tool's name).",
+    )
+    details: list[Any] | None = Field(
+        default=None, max_length=50,
+        description="Values the question states, `$var` allowed (default: the plain values of `call.args`).",
+    )
+    ask_pattern: str = Field(default=DEFAULT_ASK, max_length=500, description="RE2 pattern of a confirmation question.")
+
+    @field_validator("ask_pattern", "yes_pattern", check_fields=False)
+    @classmethod
+    def _linear_time(cls, pattern: str, info) -> str:
+        problem = pattern_problem(pattern)
+        if problem:
+            raise ValueError(f"{info.field_name}: {problem}")
+        return pattern
+
+    def _asks(self, step: TraceStep, words: list[str], details: list[Any]) -> bool:
+        return step.kind == "say" and asks(step.text, self.ask_pattern, words, details)
+
+
+class Confirmation(_QuestionClause):
+    """Each successful call matching `call` (a write) is preceded, since the previous one, by an agent question that
+    names the action and its details, then a user message agreeing; a later question needs its own yes. An errored
+    write is ignored. Partial credit: the share of confirmed writes; 0 with no write."""
 
     type: Literal["confirmation"] = "confirmation"
-    call: CallRef
-    ask_pattern: str = Field(default=DEFAULT_ASK, max_length=500)
-    yes_pattern: str = Field(default=DEFAULT_YES, max_length=500)
+    yes_pattern: str = Field(default=DEFAULT_YES, max_length=500, description="RE2 pattern of the user agreeing.")
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        ask, yes = re.compile(self.ask_pattern), re.compile(self.yes_pattern)
-        writes = confirmed = 0
-        asked = agreed = False
-        for step in trace.steps:
-            if step.kind == "say" and step.text and ask.search(step.text[:10_000]):
-                asked, agreed = True, False
-            elif step.kind == "user" and step.text and asked and yes.search(step.text[:10_000]):
-                agreed = True
-            elif step.kind == "call" and self.call.hits(step, trace, b):
-                writes += 1
-                confirmed += int(asked and agreed)
-                asked = agreed = False
-        return confirmed / writes if writes else 0.0
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        steps = trace.steps
+        details = details_for(self.call, self.details, b)
+        writes = confirmed = start = 0
+        first_miss = ""
+        for i, step in enumerate(steps):
+            if not (succeeded(step) and self.call.hits(step, trace, b)):
+                continue
+            writes += 1
+            words = words_for(self.call, self.action_words, trace, step.name)
+            miss = self._missing(steps[start:i], words, details)
+            if miss is None:
+                confirmed += 1
+            elif not first_miss:
+                first_miss = f"{show_call(step, i)} {miss}"
+            start = i + 1
+        if not writes:
+            return 0.0, f"not met: {_no_call(self.call, trace, b)}"
+        return _verdict(confirmed / writes, f"{confirmed} of {writes} writes confirmed; {first_miss}", first_miss)
+
+    def _missing(self, before: list[TraceStep], words: list[str], details: list[Any]) -> str | None:
+        """Why the write after `before` is not confirmed, or None when it is."""
+        asked = max((j for j, s in enumerate(before) if self._asks(s, words, details)), default=None)
+        if asked is None:
+            return f"came without a {describe_question(words, details)} before it"
+        if any(s.kind == "user" and agrees(s.text, self.yes_pattern) for s in before[asked + 1 :]):
+            return None
+        return "came without the user agreeing after the confirmation question"
 
     def exercised(self, trace: ActionTrace, b: dict[str, Any]) -> bool:
-        return any(self.call.hits(s, trace, b) for s in trace.calls)
+        return any(succeeded(s) and self.call.hits(s, trace, b) for s in trace.steps)
+
+
+class Asked(_QuestionClause):
+    """The agent asked to confirm the action of `call` (naming it and its details; see `checks.asking`), after the
+    last successful `after` call when set. For scenarios where the user declines: the question is what counts."""
+
+    type: Literal["asked"] = "asked"
+    after: CallRef | None = None
+
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        start, since, closed = _window(self.after, trace, b)
+        if closed:
+            return 0.0, closed
+        words = words_for(self.call, self.action_words, trace)
+        details = details_for(self.call, self.details, b)
+        if any(self._asks(s, words, details) for s in trace.steps[start:]):
+            return 1.0, "met"
+        return 0.0, f"not met: no {describe_question(words, details)} was asked{since}"
 
 
 class AllCompleted(_Clause):
-    """Every listed call happened, each matched by a distinct call. Partial credit: the share completed."""
+    """Every listed call succeeded, each matched by a distinct call. Partial credit: the share completed."""
 
     type: Literal["all_completed"] = "all_completed"
     calls: list[CallRef] = Field(min_length=1, max_length=50)
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        done = [s for s in trace.steps if succeeded(s)]
         used: set[int] = set()
-        done = 0
+        missing: list[str] = []
         for ref in self.calls:
-            for i, step in enumerate(trace.calls):
-                if i not in used and ref.hits(step, trace, b):
-                    used.add(i)
-                    done += 1
-                    break
-        return done / len(self.calls)
+            hit = next((i for i, s in enumerate(done) if i not in used and ref.hits(s, trace, b)), None)
+            if hit is None:
+                missing.append(ref.describe(b))
+            else:
+                used.add(hit)
+        n = len(self.calls)
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        errors = errored_note(self.calls, trace, b)
+        if n == 1:
+            return _verdict(float(not missing), "", f"no successful call of {shown}{errors}")
+        return _verdict(
+            (n - len(missing)) / n,
+            f"{n - len(missing)} of {n} calls made; missing {shown}{errors}",
+            f"none of the {n} calls made; missing {shown}{errors}",
+        )
 
 
 class Grounded(_Clause):
-    """Every call matching `call` passes, in each of `args`, a value that appeared before it in a user message or a
-    tool result (not invented). Partial credit: the share of grounded calls; 0 when no such call happened."""
+    """Every successful call matching `call` passes, in each of `args`, a value that appeared before it in a user
+    message or a successful tool result (not invented). Partial credit: the share of grounded calls; 0 when no such
+    call succeeded."""
 
     type: Literal["grounded"] = "grounded"
     call: CallRef
     args: list[str] = Field(min_length=1, max_length=20)
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         seen: list[str] = []
         total = grounded = 0
-        for step in trace.steps:
-            if step.kind == "call" and self.call.hits(step, trace, b):
+        first_miss = ""
+        for i, step in enumerate(trace.steps):
+            if succeeded(step) and self.call.hits(step, trace, b):
                 total += 1
-                grounded += int(all(_appeared(step.arguments.get(a), seen) for a in self.args))
+                invented = [a for a in self.args if not _appeared(step.arguments.get(a), seen)]
+                grounded += not invented
+                if invented and not first_miss:
+                    values = ", ".join(f"{a}={show_arg(step.arguments.get(a))}" for a in invented)
+                    first_miss = (f"{show_call(step, i)} passed {values}, "
+                                  "not seen before in a user message or tool result")
             if step.kind == "user" and step.text:
                 seen.append(step.text)
-            elif step.kind == "call" and step.result is not None and not step.error:
+            elif succeeded(step) and step.result is not None:
                 seen.append(step.result if isinstance(step.result, str) else json.dumps(step.result))
-        return grounded / total if total else 0.0
+        if not total:
+            return 0.0, f"not met: {_no_call(self.call, trace, b)}"
+        return _verdict(grounded / total, f"{grounded} of {total} calls grounded; {first_miss}", first_miss)
 
 
 def _appeared(value: Any, seen: list[str]) -> bool:
     """Every leaf of `value` stands as a whole token (a word, an id, a number) in some earlier text."""
     if value is None:
         return False
-    leaves = _leaves(value)
+    leaves = scalar_leaves(value)
     return bool(leaves) and all(any(text_mentions(leaf, text) for text in seen) for leaf in leaves)
 
 
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _leaves(v)]
-    if isinstance(value, bool) or value is None:
-        return []
-    return [value]
-
-
 class Communicated(_Clause):
-    """The agent told the user each value (case-insensitive text; numbers in any common format).
+    """The agent told the user each value: stated, in a natural form (see `checks.text`), in a sentence (3 or more
+    other words) of an agent message that is neither a paste of tool results nor a list of many candidate values
+    (see `checks.statements`).
 
     `mode: all` gives the share of values communicated; `any` gives 1 when one of them was. With `after`, only agent
-    messages after the last call matching it count (an answer given before the data was read earns nothing)."""
+    messages after the last successful call matching it count (an answer given before the data was read earns
+    nothing)."""
 
     type: Literal["communicated"] = "communicated"
     values: list[Any] = Field(min_length=1, max_length=50)
     mode: Literal["all", "any"] = "all"
     after: CallRef | None = None
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
-        steps = trace.steps
-        if self.after is not None:
-            last = max((i for i, s in enumerate(steps) if self.after.hits(s, trace, b)), default=None)
-            if last is None:
-                return 0.0
-            steps = steps[last + 1 :]
-        said = "\n".join(s.text or "" for s in steps if s.kind == "say")
-        found = [text_mentions(resolve(v, b), said) for v in self.values]
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        start, since, closed = _window(self.after, trace, b)
+        if closed:
+            return 0.0, closed
+        messages = [m for m in audit_messages(trace) if m.step >= start]
+        told, misses = 0, []
+        for value in (resolve(v, b) for v in self.values):
+            why = self._untold(value, messages, since)
+            told += why is None
+            if why is not None:
+                misses.append(why)
+        shown = "; ".join(list(dict.fromkeys(misses))[:3])  # one message may spoil several values: say it once
         if self.mode == "any":
-            return 1.0 if any(found) else 0.0
-        return sum(found) / len(found)
+            return (1.0, "met") if told else (0.0, f"not met: {shown}")
+        n = len(self.values)
+        return _verdict(told / n, f"{told} of {n} values told; {shown}", shown)
+
+    def _untold(self, value: Any, messages: list, since: str) -> str | None:
+        """None when some message communicates `value`, else why not (naming the message that came closest)."""
+        flawed = ""
+        for m in messages:
+            if not text_mentions(value, m.text):
+                continue
+            flaw = m.flaw(len(self.values))
+            if flaw is None and in_a_sentence(value, m.text):
+                return None
+            if flaw is not None and not flawed:
+                flawed = f"message {m.number} {flaw}"
+        return flawed or f"the value {show_value(value)} was not stated in a sentence{since}"
 
 
 class FinalState(_Clause):
@@ -246,22 +373,32 @@ class FinalState(_Clause):
     op: Literal["eq", "ne", "in", "not_in", "exists", "absent"] = "eq"
     value: Any = None
 
-    def score(self, trace: ActionTrace, b: dict[str, Any]) -> float:
+    @field_validator("value")
+    @classmethod
+    def _linear_time_patterns(cls, value: Any) -> Any:
+        problems = regex_problems(value, "value")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         found, got = _lookup(trace.final_state, self.path, b)
-        if self.op == "exists":
-            return float(found)
-        if self.op == "absent":
-            return float(not found)
+        where = ".".join(str(resolve({"$var": p[1:]}, b)) if p.startswith("$") else p for p in self.path.split("."))
+        if self.op in ("exists", "absent"):
+            ok = found if self.op == "exists" else not found
+            return (1.0, "met") if ok else (0.0, f"not met: {where} is {'absent' if not found else 'present'}")
         if not found:
-            return 0.0
+            return 0.0, f"not met: {where} is absent"
         want = resolve(self.value, b)
-        if self.op == "eq":
-            return float(matches(want, got, b))
-        if self.op == "ne":
-            return float(not matches(want, got, b))
-        options = want if isinstance(want, list) else [want]
-        inside = any(matches(o, got, b) for o in options)
-        return float(inside if self.op == "in" else not inside)
+        if self.op in ("eq", "ne"):
+            ok = matches(want, got, b) == (self.op == "eq")
+        else:
+            options = want if isinstance(want, list) else [want]
+            ok = any(matches(o, got, b) for o in options) == (self.op == "in")
+        expected = {"eq": "", "ne": "anything but ", "in": "one of ", "not_in": "none of "}[self.op]
+        if ok:
+            return 1.0, "met"
+        return 0.0, f"not met: {where} is {show_arg(got)}, expected {expected}{show_arg(want)}"
 
 
 def _lookup(state: Any, path: str, b: dict[str, Any]) -> tuple[bool, Any]:
@@ -278,7 +415,7 @@ def _lookup(state: Any, path: str, b: dict[str, Any]) -> tuple[bool, Any]:
 
 
 Clause = Annotated[
-    Union[CallMade, Order, NoCall, Confirmation, AllCompleted, Grounded, Communicated, FinalState],
+    Union[CallMade, Order, NoCall, Confirmation, Asked, AllCompleted, Grounded, Communicated, FinalState],
     Field(discriminator="type"),
 ]
 
@@ -286,13 +423,25 @@ Label = Literal["PRESENT", "LACKING", "NA"]
 
 
 class CheckResult(BaseModel):
+    """A check's score, each active clause's effective score (penalties included, 0 or 1), whether it passed, and for
+    every clause (active or not) one line saying why it scored what it did."""
+
     score: float
     breakdown: dict[str, float]
     passed: bool
+    reasons: dict[str, str] = Field(default_factory=dict)
+
+
+def _is_penalty(clause: Any) -> bool:
+    return bool(getattr(clause, "penalty", False))
 
 
 class Check(BaseModel):
-    """Weighted clauses with partial credit; `applies_if` says when a real run is relevant at all (for labeling)."""
+    """Weighted clauses with partial credit and penalties; `applies_if` says when a real run is relevant at all (for
+    labeling).
+
+    score = (weighted mean of the active non-penalty clauses) × (product of the active penalty clauses' 0/1 scores),
+    each clause scoring 0 when a clause it `requires` (penalty or not) scored below 1.0."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -313,24 +462,45 @@ class Check(BaseModel):
             if missing:
                 raise ValueError(f"clause {clause.id!r} requires {missing}, which are not earlier clauses")
             seen.add(clause.id)
-        if sum(c.weight for c in self.clauses) <= 0:
-            raise ValueError("clause weights must not all be zero")
+        weighted = [c for c in self.clauses if not _is_penalty(c)]
+        if not weighted:
+            raise ValueError("a check needs at least one clause that is not a penalty")
+        if sum(c.weight for c in weighted) <= 0:
+            raise ValueError("the weights of the clauses that are not penalties must not all be zero")
         return self
 
     def evaluate(self, trace: ActionTrace, bindings: dict[str, Any] | None = None) -> CheckResult:
+        """Score `trace` under the scenario `bindings`; raises ValueError when no active non-penalty clause carries
+        weight for these bindings."""
         b = bindings or {}
         effective: dict[str, float] = {}
-        active = [c for c in self.clauses if c.active(b)]
-        for clause in active:
-            raw = max(0.0, min(1.0, float(clause.score(trace, b))))
-            gated = all(effective.get(r, 1.0) >= 1.0 for r in clause.requires)
-            effective[clause.id] = raw if gated else 0.0
-        total = sum(c.weight for c in active)
+        reasons: dict[str, str] = {}
+        for clause in self.clauses:
+            if not clause.active(b):
+                name = (clause.when or "").lstrip("!")
+                state = "false" if (clause.when or "").startswith("!") else "true"
+                reasons[clause.id] = f"off: active only when {name} is {state}"
+                continue
+            raw, why = clause.assess(trace, b)
+            unmet = [r for r in clause.requires if effective.get(r, 1.0) < 1.0]
+            if unmet:
+                effective[clause.id] = 0.0
+                gates = ", ".join(f"{r} ({round(effective[r], 2)})" for r in unmet)
+                reasons[clause.id] = f"gate not met: requires {gates}"
+            else:
+                effective[clause.id] = max(0.0, min(1.0, float(raw)))
+                reasons[clause.id] = why
+        active = [c for c in self.clauses if c.id in effective]
+        weighted = [c for c in active if not _is_penalty(c)]
+        total = sum(c.weight for c in weighted)
         if total <= 0:
             raise ValueError("no clause of this check is active for these bindings")
-        score = sum(c.weight * effective[c.id] for c in active) / total
+        score = sum(c.weight * effective[c.id] for c in weighted) / total
+        for clause in active:
+            if _is_penalty(clause):
+                score *= effective[clause.id]
         score = max(0.0, min(1.0, score))
-        return CheckResult(score=score, breakdown=effective, passed=score >= 1.0 - 1e-9)
+        return CheckResult(score=score, breakdown=effective, passed=score >= 1.0 - 1e-9, reasons=reasons)
 
     def applies(self, trace: ActionTrace, ground_truth: list[TraceStep] | None = None, bindings=None) -> bool:
         if not self.applies_if:

@@ -4,7 +4,8 @@ A matcher is plain JSON, so it lives in a spec file:
 
 - a plain value: equal, with 1 == 1.0 and dicts/lists compared recursively;
 - `{"$var": "name"}`: equal to the binding `name` (scenario values of a generated env);
-- `{"$regex": "pattern"}`: the value's text fully matches the pattern;
+- `{"$regex": "pattern"}`: the value's text fully matches the pattern (RE2 syntax: run in linear time, so a pattern
+  from a spec cannot hang a step; a pattern RE2 rejects fails validation where the check is built);
 - `{"$approx": 12.5, "$tol": 0.01}`: numeric within an absolute tolerance (default 0.01);
 - `{"$in": [a, b]}`: equal to one of the listed values;
 - `{"$any": true}`: present with any value;
@@ -14,11 +15,15 @@ A matcher is plain JSON, so it lives in a spec file:
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 from typing import Any
 
-MAX_REGEX_INPUT = 10_000
+import re2
+
+from trace_envs.checks.text import as_number, text_mentions
+
+__all__ = ["BindingError", "compile_pattern", "matches", "pattern_problem", "regex_problems", "resolve",
+           "text_mentions", "values_equal"]
 
 OPERATORS = ("$var", "$regex", "$approx", "$in", "$any", "$not")
 
@@ -45,22 +50,43 @@ def resolve(value: Any, bindings: dict[str, Any]) -> Any:
     return value
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a rejected pattern is reported as a validation error, not logged to stderr
+
+
 @lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def compile_pattern(pattern: str):
+    """A pattern from a spec, compiled by RE2 (linear-time matching); raises `re2.error` when RE2 rejects it."""
+    return re2.compile(pattern, options=_RE2_OPTIONS)
 
 
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip().replace(",", "").lstrip("$"))
-        except ValueError:
-            return None
+def pattern_problem(pattern: str) -> str | None:
+    """Why RE2 rejects `pattern` (e.g. a lookbehind or a backreference), or None when it compiles."""
+    try:
+        compile_pattern(pattern)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        detail = detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
+        return f"pattern {pattern!r} is not supported by the linear-time engine RE2 ({detail})"
     return None
+
+
+def regex_problems(value: Any, where: str) -> list[str]:
+    """Every `$regex` matcher inside `value` (a matcher or a structure of matchers) that RE2 rejects, as
+    "<where>.<path>: <why>" lines."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        if value and next(iter(value)) == "$regex":
+            problem = pattern_problem(str(value["$regex"]))
+            if problem:
+                out.append(f"{where}: $regex {problem}")
+            return out
+        for k, v in value.items():
+            out += regex_problems(v, where if str(k).startswith("$") else f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += regex_problems(v, f"{where}[{i}]")
+    return out
 
 
 def values_equal(expected: Any, actual: Any) -> bool:
@@ -86,10 +112,10 @@ def matches(matcher: Any, actual: Any, bindings: dict[str, Any]) -> bool:
             return True
         if op == "$regex":
             text = actual if isinstance(actual, str) else str(actual)
-            return _compiled(str(matcher["$regex"])).fullmatch(text[:MAX_REGEX_INPUT]) is not None
+            return compile_pattern(str(matcher["$regex"])).fullmatch(text) is not None
         if op == "$approx":
-            target = _as_number(resolve(matcher["$approx"], bindings))
-            got = _as_number(actual)
+            target = as_number(resolve(matcher["$approx"], bindings))
+            got = as_number(actual)
             tol = float(matcher.get("$tol", 0.01))
             return target is not None and got is not None and abs(target - got) <= tol
         if op == "$in":
@@ -102,26 +128,3 @@ def matches(matcher: Any, actual: Any, bindings: dict[str, Any]) -> bool:
     if isinstance(matcher, list) and isinstance(actual, list):
         return len(matcher) == len(actual) and all(matches(m, a, bindings) for m, a in zip(matcher, actual))
     return values_equal(matcher, actual)
-
-
-def text_mentions(value: Any, text: str) -> bool:
-    """Whether an agent message communicates `value`: the text as a whole word (case-insensitive), or a number in any
-    common format standing on its own (digits inside an id such as "JG7FMM" do not count)."""
-    number = None if isinstance(value, str) and not _looks_numeric(value) else _as_number(value)
-    if number is not None:
-        for token in _NUMBER.findall(text):
-            got = _as_number(token)
-            if got is not None and abs(got - number) <= 0.005:
-                return True
-        return False
-    needle = str(value).strip()
-    if not needle:
-        return False
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text, re.IGNORECASE) is not None
-
-
-_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
-
-
-def _looks_numeric(text: str) -> bool:
-    return re.fullmatch(r"\s*-?\$?\d[\d,]*(?:\.\d+)?\s*", text) is not None

@@ -1,4 +1,5 @@
-"""A real run prepared once for labeling with many checks: its trace, its ground truth as steps, and the tools called."""
+"""A real run prepared once for labeling with many checks: its trace, its ground truth as steps, and the tools it
+called successfully."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from trace_envs.trajectories.models import Run
 class RunView:
     """A run prepared once for labeling with many candidates: its trace, ground truth steps and call names.
 
-    `gt_steps` / `gt_names` are None when the source carries no ground truth (not the same as an empty one)."""
+    `gt_steps` / `gt_names` are None when the source carries no ground truth (not the same as an empty one). `called`
+    holds the tools the agent called with a result that is not an error: a run whose only write failed never
+    exercised that write, as no positive clause counts an errored call."""
 
     __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text")
 
@@ -22,7 +25,7 @@ class RunView:
             [TraceStep(kind="call", name=g.name, arguments=g.arguments) for g in gt] if gt is not None else None
         )
         self.gt_names = {g.name for g in gt} if gt is not None else None
-        self.called = {s.name for s in self.trace.steps if s.kind == "call"}
+        self.called = {s.name for s in self.trace.steps if s.kind == "call" and not s.error}
         self._user_text: str | None = None
 
     def user_text(self) -> str:

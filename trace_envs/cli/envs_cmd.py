@@ -151,6 +151,8 @@ def play(
 ) -> None:
     """Play the agent's side in the terminal: type a message, or a tool call as JSON {"name": ..., "arguments": {...}}.
 
+    At the end it prints the reward, its per-clause breakdown, and why each clause below 1.0 scored what it did.
+
     Type `/oracle` to see the oracle's actions, `/tools` for the tool schemas, `/quit` to stop.
     """
     cls = _resolve_env_class(env)
@@ -175,6 +177,11 @@ def play(
         console.print(f"[bold]env[/bold]: {obs}")
         if terminated or truncated:
             console.print(f"episode over: reward {reward:.3f}  breakdown {info.get('reward_breakdown')}")
+            result = e.score()
+            for clause_id, value in result.breakdown.items():
+                if value < 1.0:
+                    line = f"  {clause_id} ({value:.2f}): {result.reasons.get(clause_id, '')}"
+                    console.print(line, markup=False, soft_wrap=True)  # one greppable line per clause
             break
 
 

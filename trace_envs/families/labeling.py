@@ -13,28 +13,10 @@ Nothing here executes text.
 
 from __future__ import annotations
 
-import re
-
 from trace_envs.checks.clauses import AllCompleted, CallRef, Check, NoCall
 from trace_envs.checks.run_view import RunView
+from trace_envs.checks.words import verb_synonyms
 from trace_envs.families.base import Label
-
-VERB_SYNONYMS = {
-    "update": ("update", "change", "modify"),
-    "modify": ("modify", "change", "update"),
-    "book": ("book", "reserve", "reservation"),
-    "cancel": ("cancel",),
-    "refund": ("refund",),
-    "exchange": ("exchange", "swap"),
-    "return": ("return",),
-    "send": ("send", "compensat", "certificate"),
-}
-
-
-def request_verbs(tool: str) -> tuple[str, ...]:
-    """Words a user asking for `tool`'s action would likely use (its leading verb and a few synonyms)."""
-    head = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[0]
-    return VERB_SYNONYMS.get(head, (head,))
 
 
 def checked(view: RunView, check: Check) -> Label:
@@ -68,7 +50,7 @@ def refusal(view: RunView, tool: str) -> Label:
     if not check.evaluate(view.trace).passed:
         return "LACKING"
     text = view.user_text()
-    return "PRESENT" if any(v in text for v in request_verbs(tool)) else "NA"
+    return "PRESENT" if any(v in text for v in verb_synonyms(tool)) else "NA"
 
 
 def arith(view: RunView, tool: str, arg: str) -> Label:

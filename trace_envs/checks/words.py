@@ -1,0 +1,66 @@
+"""Words that name a tool's action: its leading verb, the verb's synonyms and the thing it acts on.
+
+Shared by the checks (a confirmation question must name the action) and the labelers (a user asking for the action).
+"""
+
+from __future__ import annotations
+
+import re
+
+# A tool's leading verb -> words a person uses for that action. Entries may be word prefixes ("compensat").
+VERB_SYNONYMS = {
+    "update": ("update", "change", "modify"),
+    "modify": ("modify", "change", "update"),
+    "book": ("book", "reserve", "reservation"),
+    "cancel": ("cancel",),
+    "refund": ("refund",),
+    "exchange": ("exchange", "swap"),
+    "return": ("return",),
+    "send": ("send", "compensat", "certificate"),
+}
+
+# Further words an agent naming the action to the user would use ("add a bag" is an update of the baggage), kept
+# apart from VERB_SYNONYMS because the labelers look for those inside user text, where "add" would hit "address".
+ASK_EXTRA = {"update": ("add",), "modify": ("add",)}
+
+
+def tool_words(tool: str) -> list[str]:
+    """The lower-case words of a tool name: `update_reservation_baggages` and `updateReservationBaggages` alike."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def tool_verb(tool: str) -> str:
+    """A tool's leading word, taken as its verb ("" when the name starts with a separator)."""
+    return re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[0]
+
+
+def verb_synonyms(tool: str) -> tuple[str, ...]:
+    """Words a user asking for `tool`'s action would likely use (its leading verb and a few synonyms)."""
+    head = tool_verb(tool)
+    return VERB_SYNONYMS.get(head, (head,))
+
+
+def action_words(tool: str) -> list[str]:
+    """Words that name `tool`'s action in a question to the user: the verb, its synonyms, and, for a tool named
+    verb_record_thing (three words or more), the thing acted on in singular and plural ("baggage", "baggages").
+
+    The record noun of a two-word name (`cancel_reservation`) is left out: nearly every message mentions the record,
+    so it would not show which action is meant."""
+    words = tool_words(tool)
+    if not words:
+        return []
+    head = words[0]
+    out = list(VERB_SYNONYMS.get(head, (head,))) + list(ASK_EXTRA.get(head, ()))
+    if len(words) >= 3:
+        thing = words[-1]
+        out += [thing, thing[:-1]] if thing.endswith("s") and len(thing) > 3 else [thing, thing + "s"]
+    return list(dict.fromkeys(out))
+
+
+def word_pattern(words: list[str]) -> str:
+    """A regex (for `re`, built from escaped literals) matching any of `words` at the start of a word, so "cancel"
+    also finds "cancelling" and "cancellation"; a trailing "e" is optional so "update" finds "updating"."""
+    stems = {(w[:-1] if w.endswith("e") and len(w) > 4 else w).lower() for w in words if w}
+    stems = sorted(stems, key=len, reverse=True)
+    return r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + ")" if stems else r"(?!)"
