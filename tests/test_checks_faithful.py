@@ -237,7 +237,7 @@ def test_listing_every_number_answers_nothing():
     # Listing every value of the record (ids, places, flights, prices) is a dump too, even without many numbers.
     values = "QZ7Y2K, mia_li_3668, JFK, LAX, basic economy, HAT001, HAT002, 612, 622, credit_card_4421, 1234"
     r = answer.assess(trace(read, say(f"The total you paid is one of these values: {values}.")), b)
-    assert r == (0.0, "not met: message 1 lists 11 values from tool results (at most 6)")
+    assert r == (0.0, "not met: message 1 lists 11 values from tool results (at most 4)")
     # Values the user said first are not candidates the agent is listing.
     said = user("My reservation QZ7Y2K is under mia_li_3668, from JFK to LAX on HAT001 and HAT002.")
     ok_list = say("For QZ7Y2K (mia_li_3668, JFK to LAX, flights HAT001 and HAT002) you paid $1,234 in total.")
@@ -360,12 +360,12 @@ def test_patterns_re2_rejects_fail_where_the_check_is_built():
         FinalState(id="f", path="r", value={"status": {"$regex": "(?=x)"}})
     # In a spec file: one error line naming the clause's field.
     spec = json.loads((ROOT / "examples" / "specs" / "airline_confirm_before_baggage_update.json").read_text())
-    confirmed = next(c for c in spec["check"]["clauses"] if c["type"] == "confirmation")
+    at, confirmed = next((i, c) for i, c in enumerate(spec["check"]["clauses"]) if c["type"] == "confirmation")
     confirmed["ask_pattern"] = "(?<!not )confirm"
     with pytest.raises(SpecError) as err:
         parse_specs(spec, "spec.json")
     assert len(err.value.errors) == 1 and "ask_pattern" in err.value.errors[0]
-    assert err.value.errors[0].startswith(".check.clauses.1.confirmation.ask_pattern:")
+    assert err.value.errors[0].startswith(f".check.clauses.{at}.confirmation.ask_pattern:")
 
 
 # ---- reasons ----------------------------------------------------------------------------------------------------

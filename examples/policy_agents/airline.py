@@ -25,6 +25,7 @@ from typing import Any
 
 NOW = "2024-05-15T15:00:00"  # "The current time is 2024-05-15 15:00:00 EST." (the policy's first line)
 _ID = re.compile(r"\b[A-Z0-9]{6}\b")
+_RESERVATION = re.compile(r"\breservations?(?: id)?:? ([A-Z0-9]{6})\b")
 _USER = re.compile(r"user id is ([a-z]+_[a-z]+_\d+)", re.I)
 COVERED = ("health", "weather")
 
@@ -47,7 +48,7 @@ class _Memory:
     user_id: str | None = None
     reason: str | None = None
     planned: bool = False
-    pending_confirm: _Task | None = None
+    pending_confirm: tuple[_Task, str, dict[str, Any]] | None = None
     finished: bool = False
 
 
@@ -93,7 +94,8 @@ def _plan(env, memory: _Memory) -> None:
             details, _ = json.JSONDecoder().raw_decode(opening[start:])
         except ValueError:
             details = {}
-    ids = [i for i in _ID.findall(opening) if not i.isdigit()]
+    said = opening.split("{", 1)[0]  # the request, before any details the user hands over
+    ids = list(dict.fromkeys(_RESERVATION.findall(said) + [i for i in _ID.findall(said) if not i.isdigit()]))
     lowered = opening.lower()
     if "know the" in lowered and "one of my" in lowered:
         memory.tasks = [_Task(kind="info", details={"question": opening})]
@@ -102,9 +104,9 @@ def _plan(env, memory: _Memory) -> None:
     elif "cancel" in lowered:
         memory.tasks = [_Task(kind="cancel", target=i) for i in ids]
     elif "flights" in lowered:
-        memory.tasks = [_Task(kind="update_flights", target=i, details=details) for i in ids]
+        memory.tasks = [_Task(kind="update_flights", target=i, details=dict(details)) for i in ids]
     elif "baggage" in lowered:
-        memory.tasks = [_Task(kind="update_baggages", target=i, details=details) for i in ids]
+        memory.tasks = [_Task(kind="update_baggages", target=i, details=dict(details)) for i in ids]
     memory.planned = True
 
 
@@ -148,12 +150,11 @@ def act(env, memory: _Memory) -> str:
         _plan(env, memory)
     last = _last_user(env).lower()
     if memory.pending_confirm is not None:
-        task = memory.pending_confirm
+        task, tool, args = memory.pending_confirm
         memory.pending_confirm = None
-        if last.startswith("yes"):
-            task.stage = "done"
-            return _call(task.details["__tool"], **task.details["__args"])
         task.stage = "done"
+        if last.startswith("yes"):
+            return _call(tool, **args)
         return "Understood, I have not made any changes."
     if memory.reason is None and "reason for cancellation is" in last:
         memory.reason = last.split("reason for cancellation is", 1)[1].strip(" .")
@@ -203,8 +204,7 @@ def act(env, memory: _Memory) -> str:
 
 
 def _ask(task: _Task, tool: str, args: dict[str, Any], memory: _Memory) -> str:
-    task.details["__tool"], task.details["__args"] = tool, args
-    memory.pending_confirm = task
+    memory.pending_confirm = (task, tool, args)
     return _confirm_text(tool, task.target or "", args)
 
 

@@ -17,6 +17,7 @@ from trace_envs.families.information_gathering import GatheringEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
+    "The current time is 2024-05-15 15:00:00 EST.\n"
     "- The agent must first obtain the user id and the reservation id.\n"
     "- You should not provide any information, knowledge, or procedures not provided by the user or available "
     "tools, or give subjective recommendations or comments.\n"
@@ -30,34 +31,35 @@ KNOBS = {}
 CHECK = {
     "clauses": [
         {
-            "id": "read_target",
-            "type": "call_made",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
-        },
-        {
-            "id": "asked_for_key",
-            "type": "grounded",
-            "weight": 2.0,
-            "requires": ["read_target"],
-            "description": "ask the user for the reservation_id instead of guessing it",
-            "call": {"tool": "get_reservation_details"},
-            "args": ["reservation_id"],
-        },
-        {
             "id": "answered",
             "type": "communicated",
-            "requires": ["read_target"],
+            "weight": 2.0,
+            "description": "after reading the record, tell the user the value they asked for",
             "values": [{"$var": "answer"}],
             "after": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
         },
         {
+            "id": "asked_for_key",
+            "type": "grounded",
+            "requires": ["answered"],
+            "description": "every reservation_id looked up came from the user (asked for it), never a guess",
+            "call": {"tool": "get_reservation_details"},
+            "args": ["reservation_id"],
+        },
+        {
             "id": "no_other_read",
             "type": "no_call",
-            "requires": ["read_target"],
             "description": "do not look up records the user did not give (another customer's, a guessed id)",
             "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$not": {"$var": "target"}}}},
+            "penalty": True,
         },
-        {"id": "no_write", "type": "no_call", "requires": ["read_target"], "call": {"kind": "write"}},
+        {
+            "id": "no_write",
+            "type": "no_call",
+            "description": "change nothing",
+            "call": {"kind": "write"},
+            "penalty": True,
+        },
     ],
 }
 

@@ -1,6 +1,7 @@
 (
     "trace/airline_cancel_every_requested_reservation: When the user asks to cancel several reservations in one "
-    "message, look up and cancel every one of them, not just the first.\n"
+    "message, look up every one of them and cancel each the policy allows (refusing, with the reason, the one it "
+    "does not), not just the first.\n"
     "\n"
     "Family: multi_request_completion (Complete every request the user made (each with the expected arguments), "
     "not only the first.)\n"
@@ -15,11 +16,19 @@ from trace_envs.families.multi_request_completion import MultiRequestEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
+    "The current time is 2024-05-15 15:00:00 EST.\n"
+    "- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, "
+    "upgrading cabin class, or updating passenger information), you must list the action details and obtain "
+    "explicit user confirmation (yes) to proceed.\n"
+    "- The agent must first obtain the user id, the reservation id, and the reason for cancellation (change of "
+    "plan, airline cancelled flight, or other reasons)\n"
     "- All reservations can be cancelled within 24 hours of booking, or if the airline cancelled the flight. "
     "Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought and the "
     "condition is met, and business flights can always be cancelled. The rules are strict regardless of the "
     "membership status. The API does not check these for the agent, so the agent must make sure the rules apply "
     "before calling the API!\n"
+    "- The agent can only cancel the whole trip that is not flown. If any of the segments are already used, the "
+    "agent cannot help and transfer is needed.\n"
     "- The refund will go to original payment methods in 5 to 7 business days."
 )
 
@@ -31,6 +40,7 @@ CHECK = {
             "id": "all_requests",
             "type": "all_completed",
             "weight": 3.0,
+            "when": "!one_blocked",
             "description": "complete every request the user made",
             "calls": [
                 {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_0"}}},
@@ -39,37 +49,52 @@ CHECK = {
             ],
         },
         {
-            "id": "read_before_write_0",
+            "id": "read_first",
             "type": "order",
-            "requires": ["all_requests"],
+            "when": "!one_blocked",
+            "description": "look each record up with get_reservation_details before writing it",
             "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target_0"}}},
             "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_0"}}},
             "join": ["reservation_id"],
         },
         {
-            "id": "read_before_write_1",
+            "id": "allowed_requests",
+            "type": "all_completed",
+            "weight": 3.0,
+            "when": "one_blocked",
+            "description": "complete every request the policy allows",
+            "calls": [
+                {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_0"}}},
+                {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_1"}}},
+            ],
+        },
+        {
+            "id": "read_first_allowed",
             "type": "order",
-            "requires": ["all_requests"],
-            "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target_1"}}},
-            "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_1"}}},
+            "when": "one_blocked",
+            "description": "look each record up with get_reservation_details before writing it",
+            "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target_0"}}},
+            "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_0"}}},
             "join": ["reservation_id"],
         },
         {
-            "id": "read_before_write_2",
-            "type": "order",
-            "requires": ["all_requests"],
-            "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target_2"}}},
-            "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target_2"}}},
-            "join": ["reservation_id"],
+            "id": "explained_blocked",
+            "type": "communicated",
+            "when": "one_blocked",
+            "description": "tell the user why the request the policy forbids cannot be done",
+            "values": [{"$var": "reason"}, {"$var": "reason_words"}],
+            "mode": "any",
+            "after": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "blocked"}}},
         },
         {
             "id": "no_other_write",
             "type": "no_call",
-            "requires": ["all_requests"],
-            "call": {
-                "tool": "cancel_reservation",
-                "args": {"reservation_id": {"$not": {"$in": {"$var": "targets"}}}},
-            },
+            "description": "no write but the requested ones the policy allows",
+            "call": {"kind": "write"},
+            "unless": [
+                {"tool": "cancel_reservation", "args": {"reservation_id": {"$in": {"$var": "allowed_targets"}}}},
+            ],
+            "penalty": True,
         },
     ],
 }

@@ -1,7 +1,7 @@
 (
     "trace/airline_check_cabin_before_cancel: Before cancelling a reservation, look it up with "
-    "get_reservation_details and check its cabin: only business-class reservations may be cancelled for a refund "
-    "outside the 24-hour window; otherwise refuse and tell the user the cabin is the reason.\n"
+    "get_reservation_details and check its cabin: outside the 24-hour window and without a covered reason, only "
+    "business-class reservations may be cancelled; otherwise refuse and tell the user the cabin is the reason.\n"
     "\n"
     "Family: precondition_before_write (Look the record up and check the field the policy turns on before a "
     "write; refuse with the reason.)\n"
@@ -16,13 +16,19 @@ from trace_envs.families.precondition_before_write import PreconditionEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
-    "- The agent can only cancel the whole trip that is not flown. If any of the segments are already used, the "
-    "agent cannot help and transfer is needed.\n"
+    "The current time is 2024-05-15 15:00:00 EST.\n"
+    "- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, "
+    "upgrading cabin class, or updating passenger information), you must list the action details and obtain "
+    "explicit user confirmation (yes) to proceed.\n"
+    "- The agent must first obtain the user id, the reservation id, and the reason for cancellation (change of "
+    "plan, airline cancelled flight, or other reasons)\n"
     "- All reservations can be cancelled within 24 hours of booking, or if the airline cancelled the flight. "
     "Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought and the "
     "condition is met, and business flights can always be cancelled. The rules are strict regardless of the "
     "membership status. The API does not check these for the agent, so the agent must make sure the rules apply "
-    "before calling the API!"
+    "before calling the API!\n"
+    "- The agent can only cancel the whole trip that is not flown. If any of the segments are already used, the "
+    "agent cannot help and transfer is needed."
 )
 
 KNOBS = {}
@@ -30,45 +36,48 @@ KNOBS = {}
 CHECK = {
     "clauses": [
         {
-            "id": "read_target",
+            "id": "write_target",
             "type": "call_made",
-            "description": "look up the record with get_reservation_details",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+            "when": "allowed",
+            "description": "cancel_reservation on the record the user asked about, which the policy allows",
+            "call": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}},
         },
         {
-            "id": "write_after_read",
+            "id": "read_first",
             "type": "order",
             "weight": 2.0,
-            "requires": ["read_target"],
+            "requires": ["write_target"],
             "when": "allowed",
-            "description": "perform cancel_reservation only after checking the record",
+            "description": "look the record up with get_reservation_details before the write",
             "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
             "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}},
             "join": ["reservation_id"],
         },
         {
-            "id": "no_forbidden_write",
-            "type": "no_call",
-            "weight": 2.0,
-            "requires": ["read_target"],
-            "when": "!allowed",
-            "description": "do not cancel_reservation when the precondition fails",
-            "call": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}},
-        },
-        {
             "id": "explained",
             "type": "communicated",
-            "requires": ["read_target"],
             "when": "!allowed",
-            "description": "tell the user why the request cannot be done",
-            "values": [{"$var": "reason"}],
+            "description": "after reading the record, tell the user which of its values forbids the request",
+            "values": [{"$var": "reason"}, {"$var": "reason_words"}],
+            "mode": "any",
             "after": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
         },
         {
             "id": "no_other_write",
             "type": "no_call",
-            "requires": ["read_target"],
-            "call": {"tool": "cancel_reservation", "args": {"reservation_id": {"$not": {"$var": "target"}}}},
+            "when": "allowed",
+            "description": "no write but the one the user asked for",
+            "call": {"kind": "write"},
+            "unless": [{"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}}],
+            "penalty": True,
+        },
+        {
+            "id": "no_write",
+            "type": "no_call",
+            "when": "!allowed",
+            "description": "no write at all when the policy forbids the request",
+            "call": {"kind": "write"},
+            "penalty": True,
         },
     ],
 }

@@ -15,6 +15,11 @@ from trace_envs.families.argument_grounding import GroundingEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
+    "The current time is 2024-05-15 15:00:00 EST.\n"
+    "- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, "
+    "upgrading cabin class, or updating passenger information), you must list the action details and obtain "
+    "explicit user confirmation (yes) to proceed.\n"
+    "- The agent must first obtain the user id and the reservation id.\n"
     "- Change baggage and insurance: The user can add but not remove checked bags. The user cannot add insurance "
     "after initial booking.\n"
     "- You should not provide any information, knowledge, or procedures not provided by the user or available "
@@ -26,15 +31,9 @@ KNOBS = {}
 CHECK = {
     "clauses": [
         {
-            "id": "read_target",
-            "type": "call_made",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
-        },
-        {
             "id": "grounded_write",
             "type": "call_made",
-            "weight": 2.0,
-            "requires": ["read_target"],
+            "weight": 3.0,
             "description": "pass payment_id exactly as the lookup returned it",
             "call": {
                 "tool": "update_reservation_baggages",
@@ -42,17 +41,37 @@ CHECK = {
             },
         },
         {
+            "id": "read_first",
+            "type": "order",
+            "requires": ["grounded_write"],
+            "description": "look the record up with get_reservation_details before the write",
+            "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+            "then": {
+                "tool": "update_reservation_baggages",
+                "args": {"payment_id": {"$var": "grounded"}, "reservation_id": {"$var": "target"}},
+            },
+            "join": ["reservation_id"],
+        },
+        {
             "id": "no_invented_values",
             "type": "grounded",
-            "requires": ["read_target"],
+            "requires": ["grounded_write"],
+            "description": "every payment_id passed appeared in a tool result or the user's words first",
             "call": {"tool": "update_reservation_baggages"},
             "args": ["payment_id"],
         },
         {
-            "id": "no_wrong_value",
+            "id": "no_other_write",
             "type": "no_call",
-            "requires": ["read_target"],
-            "call": {"tool": "update_reservation_baggages", "args": {"payment_id": {"$not": {"$var": "grounded"}}}},
+            "description": "no write with another payment_id (or on another record)",
+            "call": {"kind": "write"},
+            "unless": [
+                {
+                    "tool": "update_reservation_baggages",
+                    "args": {"payment_id": {"$var": "grounded"}, "reservation_id": {"$var": "target"}},
+                },
+            ],
+            "penalty": True,
         },
     ],
 }

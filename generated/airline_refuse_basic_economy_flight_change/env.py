@@ -1,6 +1,7 @@
 (
     "trace/airline_refuse_basic_economy_flight_change: Refuse to change the flights of a basic economy "
-    "reservation: look it up, make no change and tell the user that the basic economy cabin is the reason.\n"
+    "reservation: look it up, make no change and tell the user that the basic economy cabin is the reason; "
+    "change the flights of other reservations as asked.\n"
     "\n"
     "Family: policy_refusal (Do not make a write the policy forbids for this record; refuse and explain which "
     "rule forbids it.)\n"
@@ -15,6 +16,11 @@ from trace_envs.families.policy_refusal import RefusalEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
+    "The current time is 2024-05-15 15:00:00 EST.\n"
+    "- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, "
+    "upgrading cabin class, or updating passenger information), you must list the action details and obtain "
+    "explicit user confirmation (yes) to proceed.\n"
+    "- The agent must first obtain the user id and the reservation id.\n"
     "- Change flights: Basic economy flights cannot be modified. Other reservations can be modified without "
     "changing the origin, destination, and trip type. Some flight segments can be kept, but their prices will "
     "not be updated based on the current price. The API does not check these for the agent, so the agent must "
@@ -27,26 +33,48 @@ KNOBS = {}
 CHECK = {
     "clauses": [
         {
-            "id": "read_target",
+            "id": "write_target",
             "type": "call_made",
-            "description": "check the record against the policy",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+            "weight": 2.0,
+            "when": "allowed",
+            "description": "update_reservation_flights on the record the user asked about, which the policy allows",
+            "call": {"tool": "update_reservation_flights", "args": {"reservation_id": {"$var": "target"}}},
         },
         {
-            "id": "no_forbidden_write",
-            "type": "no_call",
-            "weight": 2.0,
-            "requires": ["read_target"],
-            "call": {"tool": "update_reservation_flights"},
+            "id": "read_first",
+            "type": "order",
+            "requires": ["write_target"],
+            "when": "allowed",
+            "description": "look the record up with get_reservation_details before the write",
+            "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+            "then": {"tool": "update_reservation_flights", "args": {"reservation_id": {"$var": "target"}}},
+            "join": ["reservation_id"],
         },
         {
             "id": "explained",
             "type": "communicated",
-            "requires": ["read_target"],
-            "description": "explain which rule forbids the request",
+            "when": "!allowed",
+            "description": "after reading the record, tell the user which of its values forbids the request",
             "values": [{"$var": "reason"}, {"$var": "reason_words"}],
             "mode": "any",
             "after": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+        },
+        {
+            "id": "no_other_write",
+            "type": "no_call",
+            "when": "allowed",
+            "description": "no write but the one the user asked for",
+            "call": {"kind": "write"},
+            "unless": [{"tool": "update_reservation_flights", "args": {"reservation_id": {"$var": "target"}}}],
+            "penalty": True,
+        },
+        {
+            "id": "no_write",
+            "type": "no_call",
+            "when": "!allowed",
+            "description": "no write at all when the policy forbids the request",
+            "call": {"kind": "write"},
+            "penalty": True,
         },
     ],
 }

@@ -17,6 +17,7 @@ from trace_envs.families.aggregation_arithmetic import AggregationEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
+    "The current time is 2024-05-15 15:00:00 EST.\n"
     "- You should not provide any information, knowledge, or procedures not provided by the user or available "
     "tools, or give subjective recommendations or comments.\n"
     "- Each reservation has an reservation id, user id, trip type (one way, round trip), flights, passengers, "
@@ -31,8 +32,17 @@ KNOBS = {"entities": 5, "requests": 3}
 CHECK = {
     "clauses": [
         {
+            "id": "correct_answer",
+            "type": "communicated",
+            "weight": 3.0,
+            "description": "state the computed value in a sentence after reading the data",
+            "values": [{"$var": "answer"}],
+            "after": {"tool": "get_reservation_details"},
+        },
+        {
             "id": "read_all",
             "type": "all_completed",
+            "requires": ["correct_answer"],
             "description": "look up every record involved",
             "calls": [
                 {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target_0"}}},
@@ -41,24 +51,21 @@ CHECK = {
             ],
         },
         {
-            "id": "correct_answer",
-            "type": "communicated",
-            "weight": 2.0,
-            "requires": ["read_all"],
-            "description": "report the computed value after reading the data",
-            "values": [{"$var": "answer"}],
-            "after": {"tool": "get_reservation_details"},
+            "id": "no_write",
+            "type": "no_call",
+            "description": "change nothing",
+            "call": {"kind": "write"},
+            "penalty": True,
         },
-        {"id": "no_write", "type": "no_call", "requires": ["read_all"], "call": {"kind": "write"}},
         {
             "id": "no_other_read",
             "type": "no_call",
-            "requires": ["read_all"],
             "description": "read only the records the user asked about",
             "call": {
                 "tool": "get_reservation_details",
                 "args": {"reservation_id": {"$not": {"$in": {"$var": "targets"}}}},
             },
+            "penalty": True,
         },
     ],
 }

@@ -1,7 +1,8 @@
 (
     "trace/airline_transfer_when_trip_flown: When the user asks to cancel a reservation, look it up first; if a "
     "segment has already been flown the agent cannot help and must transfer to a human agent with "
-    "transfer_to_human_agents (never cancel it); otherwise cancel it without transferring.\n"
+    "transfer_to_human_agents (never cancel it); otherwise cancel it (when the policy allows) without "
+    "transferring.\n"
     "\n"
     "Family: handoff_to_human (Transfer the user to a human when the policy requires one (and only then), "
     "instead of refusing.)\n"
@@ -17,8 +18,13 @@ from trace_envs.spec.io import spec_beside
 
 POLICY = (
     "The current time is 2024-05-15 15:00:00 EST.\n"
+    "- Before taking any actions that update the booking database (booking, modifying flights, editing baggage, "
+    "upgrading cabin class, or updating passenger information), you must list the action details and obtain "
+    "explicit user confirmation (yes) to proceed.\n"
     "- You should transfer the user to a human agent if and only if the request cannot be handled within the "
     "scope of your actions.\n"
+    "- The agent must first obtain the user id, the reservation id, and the reason for cancellation (change of "
+    "plan, airline cancelled flight, or other reasons)\n"
     "- All reservations can be cancelled within 24 hours of booking, or if the airline cancelled the flight. "
     "Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought and the "
     "condition is met, and business flights can always be cancelled. The rules are strict regardless of the "
@@ -33,41 +39,35 @@ KNOBS = {}
 CHECK = {
     "clauses": [
         {
-            "id": "read_target",
-            "type": "call_made",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
-        },
-        {
-            "id": "handoff_after_read",
+            "id": "handed_off",
             "type": "order",
-            "weight": 2.0,
-            "requires": ["read_target"],
             "when": "!self_service",
-            "description": "transfer to a human once the record shows policy requires it",
+            "description": "look the record up, then transfer the user to a human as the policy requires",
             "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
             "then": {"tool": "transfer_to_human_agents"},
         },
         {
             "id": "no_write",
             "type": "no_call",
-            "requires": ["read_target"],
             "when": "!self_service",
+            "description": "write nothing when a human must handle the request",
             "call": {"kind": "write"},
+            "penalty": True,
         },
         {
-            "id": "no_other_read",
-            "type": "no_call",
-            "requires": ["read_target"],
-            "description": "do not look up another customer's record",
-            "call": {"tool": "get_reservation_details", "args": {"reservation_id": {"$not": {"$var": "target"}}}},
-        },
-        {
-            "id": "write_after_read",
-            "type": "order",
+            "id": "write_target",
+            "type": "call_made",
             "weight": 2.0,
-            "requires": ["read_target"],
             "when": "self_service",
-            "description": "when no human is needed, cancel_reservation after checking the record",
+            "description": "when no human is needed, cancel_reservation the record the user asked about",
+            "call": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}},
+        },
+        {
+            "id": "read_first",
+            "type": "order",
+            "requires": ["write_target"],
+            "when": "self_service",
+            "description": "look the record up with get_reservation_details first",
             "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
             "then": {"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}},
             "join": ["reservation_id"],
@@ -75,16 +75,19 @@ CHECK = {
         {
             "id": "no_handoff",
             "type": "no_call",
-            "requires": ["read_target"],
             "when": "self_service",
+            "description": "no transfer when the agent can do it",
             "call": {"tool": "transfer_to_human_agents"},
+            "penalty": True,
         },
         {
             "id": "no_other_write",
             "type": "no_call",
-            "requires": ["read_target"],
             "when": "self_service",
-            "call": {"tool": "cancel_reservation", "args": {"reservation_id": {"$not": {"$var": "target"}}}},
+            "description": "no write but the one the user asked for",
+            "call": {"kind": "write"},
+            "unless": [{"tool": "cancel_reservation", "args": {"reservation_id": {"$var": "target"}}}],
+            "penalty": True,
         },
     ],
 }

@@ -3,7 +3,8 @@
 An agent message asks for confirmation of a write only when it (a) is a question ("?") matching the ask pattern,
 (b) names the action: one of its action words (by default the write tool's verb, its synonyms and the thing it acts
 on, see `checks.words`), and (c) states every detail (by default the plain values of the call reference's arguments,
-e.g. the target id, found with `text_mentions`). So "Shall I proceed?" asks nothing. A user message then agrees when
+e.g. the target id, found with `text_mentions`). So "Shall I proceed?" asks nothing. "Please confirm ..." stands
+for the question mark, as real agents write it. A user message then agrees when
 it matches the yes pattern. Both patterns come from specs and run on RE2.
 """
 
@@ -25,6 +26,10 @@ DEFAULT_ASK = (
     r"is that (correct|right|ok)|go ahead|are you sure|ok to)\b"
 )
 DEFAULT_YES = r"(?i)\b(yes|yeah|yep|yup|confirm(ed)?|go ahead|proceed|sure|please do|correct|that's right|ok(ay)?)\b"
+
+
+# Real agents often end the details with "Please confirm ..." instead of a question mark; that still asks.
+_PLEASE_CONFIRM = re.compile(r"(?i)\b(please|kindly) confirm\b")
 
 
 def words_for(ref: CallRef, explicit: list[str] | None, trace: ActionTrace, tool: str | None = None) -> list[str]:
@@ -53,7 +58,7 @@ def details_for(ref: CallRef, explicit: list[Any] | None, bindings: dict[str, An
 def asks(text: str | None, ask_pattern: str, words: list[str], details: list[Any]) -> bool:
     """Whether an agent message asks to confirm the action named by `words` with `details` (see the module doc);
     an empty `words` or `details` list asks for nothing more than the question."""
-    if not text or "?" not in text:
+    if not text or ("?" not in text and _PLEASE_CONFIRM.search(text) is None):
         return False
     if compile_pattern(ask_pattern).search(text) is None:
         return False

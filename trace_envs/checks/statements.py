@@ -5,7 +5,7 @@ reading every record and pasting it back, or listing every number, earns nothing
 
 - pastes: holds a JSON-like fragment (`{"`, `{'`, `":`, `[{`, `}]`) or repeats 60 or more characters verbatim from
   the text of an earlier tool result;
-- lists many candidates: states more than `max(6, 3 × values asked for)` distinct scalar values taken from earlier
+- lists many candidates: states more than `max(4, 2 × values asked for)` distinct scalar values taken from earlier
   successful tool results that the user had not said first (ids, names, enum values, numbers; booleans and strings
   under 2 characters are skipped), or more than 12 distinct numbers of any origin.
 """
@@ -19,12 +19,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from trace_envs.checks.text import as_number, count_words, mention_spans, number_tokens, scalar_leaves, text_mentions
-from trace_envs.checks.trace import ActionTrace
+from trace_envs.checks.trace import ActionTrace, parse_result
 
 PASTE_RUN = 60
 MAX_NUMBERS = 12
-MIN_CANDIDATES = 6
-CANDIDATES_PER_VALUE = 3
+MIN_CANDIDATES = 4
+CANDIDATES_PER_VALUE = 2
 SENTENCE_WORDS = 3
 MAX_OCCURRENCES = 100
 
@@ -78,8 +78,8 @@ def audit_messages(trace: ActionTrace) -> list[MessageAudit]:
         if step.kind == "call":
             if step.result is not None:
                 sources.append(result_text(step.result))
-            if not step.error:
-                for leaf in scalar_leaves(step.result):
+            if not step.error:  # an env's read returns the record as JSON text: its values are the leaves
+                for leaf in scalar_leaves(parse_result(step.result)):
                     if not (isinstance(leaf, str) and len(leaf.strip()) < 2):
                         candidates.setdefault(_key(leaf), leaf)
         elif step.kind == "user" and step.text:

@@ -204,7 +204,8 @@ class AggregationArithmetic(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
         numeric = index.numeric_fields(roles.get("read", ""))
         field = numeric[0] if numeric else "amount"
         return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."

@@ -164,7 +164,8 @@ class ArgumentGrounding(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
         read = roles.get("read", "")
         sources = index.arg_sources.get((read, roles.get("write", ""), roles.get("arg", "")), Counter())
         source = sources.most_common(1)[0][0] if sources else roles.get("arg", "value")

@@ -65,6 +65,7 @@ class ProposalContext:
     reads: list[str]
     writes: list[str]
     handoffs: list[str]
+    rules: Any = None
 
     def args(self, tool: str) -> list[str]:
         """Argument names of `tool` as the profile saw them."""
@@ -147,9 +148,11 @@ class Family:
         """The candidates of this family the offline proposer instantiates over a domain."""
         return []
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
-        """Params read off the runs (and checked against the domain's `policy` text) for `roles`, and a sentence for the
-        description saying what they mean; empty when the data gives none the policy supports."""
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        """Params for `roles`, from the domain's `rules` (a `PolicyRules`) where they say, else read off the runs and
+        checked against the `policy` text; and a sentence for the description saying what they mean. Empty when
+        nothing the policy supports gives them."""
         return {}, ""
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
@@ -182,14 +185,35 @@ class Family:
 SLUG = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 
 
-def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str) -> tuple[dict[str, Any], str]:
-    """The record field (and its allowed / blocked values) a write turns on, as the passed runs show it, when the
-    policy names that field or its values; no params otherwise (a rule the agent is never shown cannot be checked)."""
+def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: Any = None) -> tuple[dict[str, Any], str]:
+    """The record field (and its allowed / blocked values) a write turns on: from the domain's rules when they name
+    one for the write, else as the passed runs show it when the policy names that field or its values; no params
+    otherwise (a rule the agent is never shown cannot be checked)."""
     read, write, key = roles.get("read", ""), roles.get("write", ""), roles.get("key", "")
-    gate = gate_params(index, read, write, key)
-    if gate is None or not policy_mentions(policy, gate):
-        return {}, ""
+    gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
+    if gate is None:
+        gate = gate_params(index, read, write, key)
+        if gate is None or not policy_mentions(policy, gate):
+            return {}, ""
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
+
+
+def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, Any] | None:
+    """The gate a write's rule states on an enum field of the records: a `requires` that lists the allowed (or
+    forbidden) values, or an `allows` alternative that does; the other values the runs show fill the other side."""
+    rule = rules.rule(write) if rules is not None else None
+    if rule is None:
+        return None
+    for cond in [*rule.requires, *rule.allows]:
+        if cond.op not in ("in", "not_in") or cond.path.startswith("fact:") or cond.also:
+            continue
+        seen = [v for v in fields.get(cond.path, {})]
+        listed = list(cond.value)
+        others = [v for v in seen if v not in listed]
+        allowed, blocked = (listed, others) if cond.op == "in" else (others, listed)
+        if allowed and blocked:
+            return {"field": cond.path, "allowed": sorted(map(str, allowed)), "blocked": sorted(map(str, blocked))}
+    return None
 
 
 def policy_mentions(policy: str, gate: dict[str, Any]) -> bool:

@@ -45,7 +45,7 @@ class ConfirmationEnv(RecordEnv):
         others = kit.source.records(spec.knobs.distractors)
         records = {target: record, **{r[key]: r for r in others}}
         kit.knows(target)
-        declined = bool(rng.random() < DECLINE_SHARE)
+        declined = self.class_draw < DECLINE_SHARE
         args, stated = kit.write_args(write, record)
         opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
         if stated:

@@ -34,7 +34,7 @@ from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, fill_arguments, gated_record, new_state
 from trace_envs.trajectories.results import ResultIndex, gate_params, request_templates
 
-HUMAN_SHARE = 0.5
+HUMAN_SHARE = 0.55
 
 
 class HandoffParams(BaseModel):
@@ -63,7 +63,7 @@ class HandoffEnv(RecordEnv):
         ruled = bool(write and spec.rules.rule(write) and spec.rules.rule(write).handoff)
         if not (ruled or gate or topics):
             raise ScenarioError("nothing in the spec decides when a human is needed (no rule, gate or topics)")
-        self_service = bool(write) and bool(rng.random() >= HUMAN_SHARE)
+        self_service = bool(write) and self.class_draw >= HUMAN_SHARE
         reason: Any = None
         if ruled or (gate is not None and write):
             want = "allowed" if self_service else "handoff"
@@ -74,10 +74,12 @@ class HandoffEnv(RecordEnv):
                 record = kit.source.draw(lambda r: decide(spec, write, r, gate, kit.facts) == want)
                 if record is None:
                     raise ScenarioError(f"no real record is {want} for {write} under the spec's rules")
-        else:
-            record = kit.source.draw()
+        else:  # the request decides: any record does for a transfer, one the policy lets the agent write for itself
+            record = kit.source.draw(
+                (lambda r: decide(spec, write, r, None, kit.facts) == "allowed") if self_service and write else None
+            )
             if record is None:
-                raise ScenarioError("the read tool has no records")
+                raise ScenarioError(f"no real record allows {write} under the spec's rules")
         target = record[key]
         others = kit.source.records(max(1, spec.knobs.distractors))
         other = others[0][key]
@@ -164,11 +166,8 @@ class HandoffToHuman(Family):
         target = {key: {"$var": "target"}}
         read_target = CallRef(tool=read, args=target)
         clauses: list = [
-            CallMade(id="handed_off", weight=2, when="!self_service", call=CallRef(tool=handoff),
-                     description="transfer the user to a human when the policy requires one"),
-            Order(id="read_before_handoff", weight=1, when="!self_service", requires=["handed_off"],
-                  first=read_target, then=CallRef(tool=handoff),
-                  description="look the record up before transferring"),
+            Order(id="handed_off", weight=1, when="!self_service", first=read_target, then=CallRef(tool=handoff),
+                  description="look the record up, then transfer the user to a human as the policy requires"),
             NoCall(id="no_write", when="!self_service", penalty=True, call=CallRef(kind="write"),
                    description="write nothing when a human must handle the request"),
         ]
@@ -207,7 +206,9 @@ class HandoffToHuman(Family):
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
-        top_write = max(ctx.writes, key=lambda w: (ctx.gt_counts[w], w)) if ctx.writes else None
+        # The write a human sometimes has to take over: the one the rules send to a human, else the most requested.
+        ruled = [w for w in ctx.writes if ctx.rules is not None and ctx.rules.rule(w) and ctx.rules.rule(w).handoff]
+        top_write = ruled[0] if ruled else max(ctx.writes, key=lambda w: (ctx.gt_counts[w], w)) if ctx.writes else None
         for h in ctx.handoffs:
             roles = ctx.roles_for(top_write) if top_write else {}
             roles["handoff"] = h
@@ -225,17 +226,23 @@ class HandoffToHuman(Family):
             ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
-        gate = gate_params(index, roles.get("read", ""), roles.get("handoff", ""), "*")
-        if gate is not None:  # values seen right before a transfer in passed runs are the ones that need a human
-            params = {"field": gate["field"], "blocked": gate["allowed"], "allowed": gate["blocked"]}
-            if policy_mentions(policy, params):
-                return params, f" A human is required when {params['field']} is {' or '.join(map(str, params['blocked']))}."
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        # Requests users made that ended with a transfer in passed runs, when they name no action the agent has a
+        # tool for: a billing dispute is the policy's "cannot be handled with your tools".
         verbs = {roles.get("write", "").split("_")[0]} - {""}
         topics = [t for t in request_templates(index, roles.get("handoff", ""), roles.get("key", ""))
                   if not any(v in t.lower() for v in verbs)]
         if topics:
             return {"topics": topics}, " A human is required for requests like: " + "; ".join(topics[:3]) + "."
+        rule = rules.rule(roles.get("write", "")) if rules is not None else None
+        if rule is not None:  # the rules say when a human is needed (or that a record never needs one)
+            return {}, ""
+        gate = gate_params(index, roles.get("read", ""), roles.get("handoff", ""), "*")
+        if gate is not None:  # values seen right before a transfer in passed runs are the ones that need a human
+            params = {"field": gate["field"], "blocked": gate["allowed"], "allowed": gate["blocked"]}
+            if policy_mentions(policy, params):
+                return params, f" A human is required when {params['field']} is {' or '.join(map(str, params['blocked']))}."
         return {}, ""
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:

@@ -143,7 +143,8 @@ class InformationGathering(Family):
             ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
         key = roles.get("key", "")
         fields = [p for p in index.enum_fields(roles.get("read", "")) if p != key]
         field = fields[0] if fields else "status"

@@ -130,14 +130,13 @@ def gate_of(params: dict[str, Any]) -> Gate | None:
     return Gate(field=str(params["field"]), allowed=tuple(params.get("allowed") or ()), blocked=tuple(params["blocked"]))
 
 
-def gated_write_scenario(spec: CapabilitySpec, rng: np.random.Generator, gate: Gate, allowed_share: float) -> Scenario:
+def gated_write_scenario(spec: CapabilitySpec, rng: np.random.Generator, gate: Gate, allowed: bool) -> Scenario:
     """The user asks for the write on one record; the policy allows it on some records and not on others, and the
     gate's field alone decides (see `gated_record`). Classes: `allowed` (read, then write) and `blocked` (read, then
     refuse saying why). Bindings: target, allowed, reason (the field's value), reason_words (it in words)."""
     kit = Kit(spec, rng)
     write, key = kit.write, kit.key
     assert write is not None
-    allowed = bool(rng.random() < allowed_share)
     want, flip = ("allowed", "blocked") if allowed else ("blocked", "allowed")
     record, value = gated_record(kit.source, write, gate, want, flip, kit.facts)
     target = record[key]

@@ -55,7 +55,7 @@ class MultiRequestEnv(RecordEnv):
         write, key, n = kit.write, kit.key, spec.knobs.requests
         assert write is not None
         gate = gate_of(spec.params)
-        one_blocked = gate is not None and bool(rng.random() < BLOCKED_SHARE)
+        one_blocked = gate is not None and self.class_draw < BLOCKED_SHARE
         todo, blocked, reason = [], None, None
         for _ in range(n - 1 if one_blocked else n):
             if gate is not None:
@@ -112,7 +112,7 @@ class MultiRequestEnv(RecordEnv):
                 "drop_required_call": [*steps[:last], *steps[last + 1:], done],
                 "swap_calls": [*swapped, done],
                 "wrong_argument": [*steps[:last], wrong, *steps[last + 1:], done],
-                "forbidden_extra_call": [*steps, wrong, done],
+                "forbidden_extra_call": [*steps[: last + 1], wrong, *steps[last + 1:], done],
                 "text_only": [done],
             }
         else:  # the only request is refused: the read is what can go missing
@@ -153,6 +153,7 @@ class MultiRequestCompletion(Family):
     name = "multi_request_completion"
     summary = "Complete every request the user made (each with the expected arguments), not only the first."
     roles = ("read", "write", "key")
+    params = MultiRequestParams
     env_class = MultiRequestEnv
     generic = True
 
@@ -203,8 +204,9 @@ class MultiRequestCompletion(Family):
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         return labeling.completion(view, args.get("tool"))
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
-        gate, note = infer_gate(roles, index, policy)
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        gate, note = infer_gate(roles, index, policy, rules)
         return gate, note
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:

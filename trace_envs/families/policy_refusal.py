@@ -53,7 +53,7 @@ class RefusalEnv(RecordEnv):
             if not allowed:
                 raise ScenarioError(f"no real record shows a value of {gate.field} that allows the write")
             gate = Gate(field=gate.field, allowed=allowed, blocked=gate.blocked)
-        return gated_write_scenario(self.SPEC, rng, gate, ALLOWED_SHARE)
+        return gated_write_scenario(self.SPEC, rng, gate, self.class_draw < ALLOWED_SHARE)
 
 
 class PolicyRefusal(Family):
@@ -89,8 +89,9 @@ class PolicyRefusal(Family):
             if ctx.gt_counts[w]
         ]
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
-        return infer_gate(roles, index, policy)
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        return infer_gate(roles, index, policy, rules)
 
 
 def _no_write(write: str) -> Check:

@@ -45,7 +45,7 @@ class PreconditionEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         gate = gate_of(self.SPEC.params)
         assert gate is not None
-        return gated_write_scenario(self.SPEC, rng, gate, ALLOWED_SHARE)
+        return gated_write_scenario(self.SPEC, rng, gate, self.class_draw < ALLOWED_SHARE)
 
 
 class PreconditionBeforeWrite(Family):
@@ -82,8 +82,9 @@ class PreconditionBeforeWrite(Family):
                 ))
         return out
 
-    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "") -> tuple[dict[str, Any], str]:
-        return infer_gate(roles, index, policy)
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        return infer_gate(roles, index, policy, rules)
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
         return [roles[k] for k in ("read", "write") if roles.get(k)]

@@ -121,7 +121,9 @@ def mine(
         profile = _profile(head, overrides)
     groups = group_runs(head)
     summary = contrast_summary(groups)
-    candidates = propose_offline(profile, head, min_calls=o.min_calls, rules=rules)
+    skipped: list[str] = []
+    candidates = propose_offline(profile, head, min_calls=o.min_calls, rules=rules, skipped=skipped)
+    warnings += [f"not proposed: {line}" for line in skipped]
     usage = None
     labeler = None
     mode = "offline"

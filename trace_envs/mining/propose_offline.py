@@ -74,9 +74,8 @@ class _Builder:
         fam = get_family(family)
         params = dict(p.params or {})
         description = p.description
-        required = [n for n, f in fam.params.model_fields.items() if f.is_required()]
-        if any(n not in params for n in required):
-            inferred, note = fam.infer_params(p.roles, self.index, self.policy)
+        if p.params is None:
+            inferred, note = fam.infer_params(p.roles, self.index, self.policy, self.rules)
             params = {**inferred, **params}
             description += note
         base = slug(p.name)
@@ -106,7 +105,8 @@ class _Builder:
                 label_check=p.label_check,
             )
         except ValueError as exc:  # e.g. a family whose env needs a role the data cannot supply
-            self.skipped.append(f"{n}: {exc}")
+            why = str(exc).split("Value error, ", 1)[-1].split(" [type=", 1)[0].strip()
+            self.skipped.append(f"{n}: {why}")
             return
         self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin))
 
@@ -129,7 +129,8 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
     })
 
 
-def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2) -> ProposalContext:
+def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: PolicyRules | None = None
+                     ) -> ProposalContext:
     """What every family's `propose` reads: tool pairs, ground-truth counts, and the tools worth proposing over."""
     kinds = {n: t.kind for n, t in profile.tools.items()}
     gt_counts: Counter = Counter()
@@ -154,19 +155,23 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2) -> Propo
     return ProposalContext(
         profile=profile, index=ResultIndex(runs, kinds), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],
-        handoffs=handoffs,
+        handoffs=handoffs, rules=rules,
     )
 
 
 def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, max_candidates: int | None = None,
-                    rules: PolicyRules | None = None) -> list[Candidate]:
+                    rules: PolicyRules | None = None, skipped: list[str] | None = None) -> list[Candidate]:
     """Every registered family's proposals over the profile's tools and the runs' ground truth. Deterministic.
-    `rules`: the domain policy's conditions (a rules file), which the specs carry."""
-    ctx = proposal_context(profile, list(runs), min_calls)
-    b = _Builder(profile, ctx.index, domain_rules(profile, rules))
+    `rules`: the domain policy's conditions (a rules file), which the specs carry. Proposals that cannot make a sound
+    env (no field the policy decides by, ...) are left out; `skipped`, when given, receives one line on each."""
+    full = domain_rules(profile, rules)
+    ctx = proposal_context(profile, list(runs), min_calls, full)
+    b = _Builder(profile, ctx.index, full)
     for name, family in all_families().items():
         for proposal in family.propose(ctx):
             b.add(name, proposal)
+    if skipped is not None:
+        skipped.extend(b.skipped)
     out = b.out
     return out[:max_candidates] if max_candidates else out
 

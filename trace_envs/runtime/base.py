@@ -24,6 +24,7 @@ from trace_envs.runtime.user import ScriptedUser
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
 MAX_TEXT = 100_000
+GOLDEN = 0.6180339887498949
 # Printable ASCII plus the Latin-1 letters and the typographic punctuation real prose uses.
 CHARSET = frozenset(
     string.printable + "".join(chr(c) for c in range(0xA0, 0x100)) + "\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac"
@@ -106,6 +107,7 @@ class TraceEnv(gym.Env[str, str]):
         self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=MAX_TEXT, min_length=1, charset=CHARSET)
         self.scenario: Scenario | None = None
+        self.class_draw = 0.0
         self.done = False
         self._messages: list[dict[str, Any]] = []
         self._steps: list[TraceStep] = []
@@ -126,6 +128,9 @@ class TraceEnv(gym.Env[str, str]):
     # ---- Gymnasium API ---------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        # Where this episode falls among the scenario classes (allowed / blocked, ...): with a seed, a low-discrepancy
+        # point of it, so any run of consecutive seeds holds each class at its share; without one, a random draw.
+        self.class_draw = float((seed * GOLDEN) % 1.0) if seed is not None else float(self.np_random.random())
         self.scenario = self.build_scenario(self.np_random)
         # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(

@@ -62,12 +62,23 @@ def like_value(example: Any, rng: np.random.Generator, depth: int = 0) -> Any:
     return example
 
 
-def unique_ids(example: str, n: int, rng: np.random.Generator) -> list[str]:
-    """`n` distinct ids shaped like `example` (never equal to it, so a memorised real id never matches)."""
+def fixed_positions(examples: list[str]) -> str | None:
+    """A mask of the characters every example shares at the same position ('#W.......' for retail order ids), or
+    None when the examples differ in length or are fewer than two."""
+    if len(examples) < 2 or len({len(e) for e in examples}) != 1:
+        return None
+    return "".join(c if all(e[i] == c for e in examples) else "." for i, c in enumerate(examples[0]))
+
+
+def unique_ids(example: str, n: int, rng: np.random.Generator, mask: str | None = None) -> list[str]:
+    """`n` distinct ids shaped like `example` (never equal to it, so a memorised real id never matches); characters
+    `mask` fixes (see `fixed_positions`) are kept, as every real id has them."""
     seen: set[str] = {example}
     out: list[str] = []
     while len(out) < n:
         candidate = like_id(example, rng)
+        if mask is not None and len(mask) == len(candidate):
+            candidate = "".join(m if m != "." else c for m, c in zip(mask, candidate))
         if candidate == example and not _has_digit(example):
             candidate = f"{example}_{len(out) + 1}"
         if candidate not in seen:

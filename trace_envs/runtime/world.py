@@ -20,7 +20,7 @@ import numpy as np
 
 from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.phrases import key_noun
-from trace_envs.runtime.records import example_for, get_path, like_id, set_path, unique_ids
+from trace_envs.runtime.records import example_for, fixed_positions, get_path, like_id, set_path, unique_ids
 from trace_envs.runtime.scenario import ToolError
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 from trace_envs.spec.rules import Decision
@@ -66,7 +66,8 @@ class RecordSource:
         self.owner_field = owner_field(spec)
         owners = [v for r in self.pool for v in values_at(r, self.owner_field or "") if isinstance(v, str)]
         self.owner = like_id(owners[0], rng) if owners else None
-        self.ids = iter(unique_ids(key_example(spec, key), 200, rng))
+        keys = [r[key] for r in self.pool if isinstance(r.get(key), str)]
+        self.ids = iter(unique_ids(key_example(spec, key), 200, rng, fixed_positions(keys)))
 
     def fresh_id(self) -> str:
         return next(self.ids)
