@@ -20,3 +20,37 @@ def publish_example(name: str, out: Path) -> tuple[CapabilitySpec, GenerateResul
     result = generate_one(spec, out)
     assert result.published, result.error
     return spec, result, env_class(import_module_from(out / name / MODULE_FILE))
+
+
+def airline_policy():
+    """A fresh `examples/policy_agents/airline.py` policy (an agent following the airline policy to the letter)."""
+    import importlib.util
+    import sys
+
+    name = "trace_envs_example_airline_policy"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "policy_agents" / "airline.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module.make_policy()
+
+
+def seed_where(env, predicate, seeds=range(200)) -> int:
+    """The first seed whose scenario satisfies `predicate(scenario)` (the env is left reset to it)."""
+    for seed in seeds:
+        env.reset(seed=seed)
+        if predicate(env.scenario):
+            return seed
+    raise AssertionError("no seed satisfies the predicate")
+
+
+def write_args(env, tool: str) -> dict:
+    """The arguments of the oracle's first call of `tool` in the current scenario."""
+    import json
+
+    for action in env.oracle_actions():
+        if action.startswith("{") and json.loads(action)["name"] == tool:
+            return json.loads(action)["arguments"]
+    raise AssertionError(f"the oracle makes no {tool} call")

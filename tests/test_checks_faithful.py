@@ -233,7 +233,7 @@ def test_listing_every_number_answers_nothing():
     read = ok("get_reservation_details", RECORD, reservation_id="QZ7Y2K")
     dump = say("The total you paid is one of these amounts: " + ", ".join(str(i) for i in range(30001)) + ".")
     r = Check(clauses=[answer]).evaluate(trace(read, dump), b)
-    assert r.score == 0.0 and r.reasons["correct_answer"] == "not met: message 1 states 30001 distinct numbers (at most 12)"
+    assert r.score == 0.0 and r.reasons["correct_answer"] == "not met: message 1 states more than 12 distinct numbers"
     # Listing every value of the record (ids, places, flights, prices) is a dump too, even without many numbers.
     values = "QZ7Y2K, mia_li_3668, JFK, LAX, basic economy, HAT001, HAT002, 612, 622, credit_card_4421, 1234"
     r = answer.assess(trace(read, say(f"The total you paid is one of these values: {values}.")), b)

@@ -64,7 +64,7 @@ def test_play_says_why_each_clause_fell_short():
     closing = env.unwrapped.oracle_actions()[-1]  # the goodbye alone: nothing looked up, nothing done
     res = run("play", ENV, "--seed", "3", stdin=closing + "\n")
     assert res.exit_code == 0, res.output
-    assert "read_target (0.00): not met: no successful call of get_reservation_details(reservation_id=" in res.output
+    assert "explained (0.00): not met: no successful call of get_reservation_details(reservation_id=" in res.output
 
 
 def test_generate_reports_a_spec_that_fails_validation(tmp_path):

@@ -1,21 +1,16 @@
-"""aggregation_arithmetic: rendered from its example spec, validated, and scored on planted traces."""
+"""aggregation_arithmetic: read every reservation listed, state the total in a sentence; dumps answer nothing."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+import json
 
 import pytest
 
 from _family import publish_example
-
-from trace_envs.checks.clauses import DEFAULT_ASK
 from trace_envs.generate.policies import run_actions
 from trace_envs.runtime.world import call
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_total_paid_over_reservations"
-SEEDS = range(20)
 READ = "get_reservation_details"
 
 
@@ -24,47 +19,37 @@ def generated(tmp_path_factory):
     return publish_example(NAME, tmp_path_factory.mktemp("gen"))
 
 
-@pytest.fixture(scope="module")
-def env_cls(generated):
-    return generated[2]  # publish_example already imported the published module
-
-
-def test_spec_check_has_one_read_per_request(generated):
-    spec, _, _ = generated
-    read_all = next(c for c in spec.check.clauses if c.id == "read_all")
-    assert len(read_all.calls) == spec.knobs.requests == 3
-
-
-
-def test_answer_is_the_sum_over_the_listed_records(env_cls):
-    env = env_cls()
-    for seed in SEEDS:
+def test_answer_is_everything_paid_over_the_listed_records(generated):
+    spec, _, cls = generated
+    assert len(next(c for c in spec.check.clauses if c.id == "read_all").calls) == spec.knobs.requests == 3
+    env = cls()
+    for seed in range(20):
         env.reset(seed=seed)
         b = env.scenario.bindings
-        assert [b[f"target_{i}"] for i in range(3)] == b["targets"]
         records = env.scenario.state["records"]
-        assert b["answer"] == sum(records[t]["payment_history"][0]["amount"] for t in b["targets"])
-        assert all(t in env.opening for t in b["targets"]) and str(b["answer"]) not in env.opening
-        closing = env.oracle_actions()[-1]
-        assert "?" not in closing and not re.search(DEFAULT_ASK, closing)
+        paid = sum(p["amount"] for t in b["targets"] for p in records[t]["payment_history"])
+        assert b["answer"] == paid and all(t in env.opening for t in b["targets"])
+        assert len({records[t]["user_id"] for t in b["targets"]}) == 1  # one owner per request
 
 
-def test_planted_traces_score_exactly(env_cls):
-    env = env_cls()
+def test_planted_episodes_score_exactly(generated):
+    _, _, cls = generated
+    env = cls()
     env.reset(seed=2)
     b = env.scenario.bindings
     reads = [call(READ, reservation_id=t) for t in b["targets"]]
-    report = f"The total amount paid is {b['answer']:,}. Have a nice day."  # "12,345" counts as 12345
-    # weights: read_all 1, correct_answer 2, no_write 1, no_other_read 1 (total 5)
-    score, info = run_actions(env, [*reads, report], seed=2)
-    assert score == 1.0
+    report = f"The total amount paid is ${b['answer']:,}. Have a nice day."  # "$12,345" counts as 12345
+    assert run_actions(env, [*reads, report], seed=2)[0] == 1.0
+    # any write zeroes the score
     score, info = run_actions(env, env.mutant_actions()["forbidden_extra_call"], seed=2)
-    assert score == pytest.approx(4 / 5)
-    assert info["reward_breakdown"] == {"read_all": 1.0, "correct_answer": 1.0, "no_write": 0.0, "no_other_read": 1.0}
-    # two of three records read: partial credit on read_all, everything gated on it earns nothing
-    score, info = run_actions(env, [*reads[:2], report], seed=2)
-    assert score == pytest.approx((2 / 3) / 5)
-    assert info["reward_breakdown"]["correct_answer"] == 0.0
-    # off by one: all reads but the wrong number
-    score, _ = run_actions(env, [*reads, f"The total amount paid is {b['answer'] + 1}. Have a nice day."], seed=2)
-    assert score == pytest.approx(3 / 5)
+    assert score == 0.0 and info["reward_breakdown"]["no_write"] == 0.0
+    # weights: correct_answer 3, read_all 1 (gated on it): two of three records read and the right figure: 11/12
+    assert run_actions(env, [*reads[:2], report], seed=2)[0] == pytest.approx((3 + 2 / 3) / 4)
+    # off by one: nothing
+    assert run_actions(env, [*reads, f"The total amount paid is {b['answer'] + 1}."], seed=2)[0] == 0.0
+    # every integer up to 30000 after reading everything: nothing (the issue's env paid 1.00)
+    dump = "The total is one of these: " + " ".join(str(i) for i in range(30_001)) + "."
+    assert run_actions(env, [*reads, dump], seed=2)[0] == 0.0
+    # pasting the records: nothing
+    pasted = "\n".join(json.dumps(env.scenario.state["records"][t]) for t in b["targets"])
+    assert run_actions(env, [*reads, f"Here they are: {pasted}"], seed=2)[0] == 0.0

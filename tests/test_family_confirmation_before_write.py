@@ -1,83 +1,67 @@
-"""confirmation_before_write: the template renders from its example spec, validates, and scores planted traces exactly."""
+"""confirmation_before_write: a yes to a question naming the action and the reservation, before the write."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import re
 
 import pytest
 
-from _family import publish_example
-
+from _family import publish_example, seed_where, write_args
 from trace_envs.checks.clauses import DEFAULT_ASK
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.runtime.world import call
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_confirm_before_baggage_update"
-SEEDS = range(20)
+READ, WRITE = "get_reservation_details", "update_reservation_baggages"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def env_cls(tmp_path_factory):
+    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
 
 
-def test_hard_scenarios_include_a_user_who_says_no(published):
-    _, _, cls = published
-    env = cls()
-    paths = set()
-    for seed in SEEDS:
+def test_users_who_say_no_are_balanced(env_cls):
+    env = env_cls()
+    declined = []
+    for seed in range(50):
         env.reset(seed=seed)
-        paths.add(env.scenario.bindings["declined"])
-    assert paths == {True, False}
-
-def test_messages_ask_and_close_properly(published):
-    import re
-
-    _, _, cls = published
-    env = cls()
-    for seed in SEEDS:
-        env.reset(seed=seed)
+        declined.append(env.scenario.bindings["declined"])
         texts = [a for a in env.oracle_actions() if not a.startswith("{")]
-        ask, closing = texts[0], texts[-1]
-        assert re.search(DEFAULT_ASK, ask)
-        assert "?" not in closing and not re.search(DEFAULT_ASK, closing)
+        assert re.search(DEFAULT_ASK, texts[0]) and env.scenario.bindings["target"] in texts[0]
+        assert not re.search(DEFAULT_ASK, texts[-1])
+    assert 0.4 <= sum(declined) / 50 <= 0.6
 
 
-def _seed_with(cls, declined: bool) -> tuple[object, int]:
-    env = cls()
-    for seed in range(100):
-        env.reset(seed=seed)
-        if env.scenario.bindings["declined"] is declined:
-            return env, seed
-    raise AssertionError("no such seed")
-
-
-def test_planted_write_before_asking_scores_three_fifths(published):
-    """Read, write, then ask: write_target 1 (w2), confirmed 0 (w2), no_other_write 1 (w1) -> 3/5."""
-    _, _, cls = published
-    env, seed = _seed_with(cls, declined=False)
-    spec = env.SPEC
+def test_confirmed_episodes_score_exactly(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: not s.bindings["declined"])
     target = env.scenario.bindings["target"]
-    write_args = json.loads(env.oracle_actions()[2])["arguments"]
-    actions = [
-        call(spec.roles["read"], reservation_id=target),
-        call(spec.roles["write"], **write_args),
-        "I have updated it. Do you confirm that is what you wanted?",
-        "Thanks, all set. Have a nice day.",
-    ]
-    score, info = run_actions(env, actions, seed)
-    assert score == pytest.approx(3 / 5)
-    assert info["reward_breakdown"] == {"write_target": 1.0, "confirmed": 0.0, "no_other_write": 1.0}
+    read, write = call(READ, reservation_id=target), call(WRITE, **write_args(env, WRITE))
+    named = f"I'm about to update the baggages of reservation {target}. Do you confirm (yes/no)?"
+    assert run_actions(env, [read, named, write, "Done. Have a nice day."], seed)[0] == 1.0
+    # writing first and asking afterwards confirms nothing, and the lookup is gated on the confirmed write
+    score, info = run_actions(env, [read, write, named, "Done."], seed)
+    assert score == 0.0 and info["reward_breakdown"] == {"confirmed": 0.0, "read_first": 0.0, "no_other_write": 1.0}
+    # "Shall I proceed?" names nothing: the user asks what, and a write after it is unconfirmed
+    reply, _ = (env.reset(seed=seed), env.step(read), env.say("Shall I proceed?"))[2]
+    assert "exactly what you are going to do" in reply
+    assert run_actions(env, [read, "Shall I proceed?", write, "Done."], seed)[0] == 0.0
+    # a message that merely contains "proceed" is no question at all
+    assert run_actions(env, [read, "I will proceed with the update now.", write, "Done."], seed)[0] == 0.0
 
 
-def test_planted_write_after_user_said_no_scores_half(published):
-    """The user said no and the agent wrote anyway: read 1 (w1), no write 0 (w2), details listed 1 (w1) -> 2/4."""
-    _, _, cls = published
-    env, seed = _seed_with(cls, declined=True)
-    target = env.scenario.bindings["target"]
+def test_declined_episodes_score_exactly(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.bindings["declined"])
+    assert run_scripted(env, "oracle", seed)[0] == 1.0
+    # the user said no and the agent wrote anyway: the write zeroes the score
     score, info = run_scripted(env, "mutant", seed, mutant="forbidden_extra_call")
-    assert score == pytest.approx(0.5)
-    assert info["reward_breakdown"] == {"read_target": 1.0, "no_write_declined": 0.0, "listed_details": 1.0}
-    assert target in env.oracle_actions()[1]
+    assert score == 0.0 and info["reward_breakdown"]["no_write_declined"] == 0.0
+    # after a no, the user does not ask for the change again
+    env.reset(seed=seed)
+    target = env.scenario.bindings["target"]
+    env.step(call(READ, reservation_id=target))
+    reply, _ = env.say(f"I'm about to update the baggages of reservation {target}. Do you confirm (yes/no)?")
+    assert reply.startswith("No")
+    reply, _ = env.say("Noted.")
+    assert "update" not in reply.lower()

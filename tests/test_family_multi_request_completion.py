@@ -1,21 +1,19 @@
-"""multi_request_completion: the template renders from its example spec, validates, and scores planted traces exactly."""
+"""multi_request_completion: every request handled, the one the policy forbids refused with its reason."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 import pytest
 
-from _family import publish_example
-
+from _family import publish_example, seed_where
+from trace_envs.families import env_check
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.generate.publish import generate_one
 from trace_envs.runtime.world import call
-from trace_envs.families import env_check
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_cancel_every_requested_reservation"
-SEEDS = range(20)
+READ, CANCEL = "get_reservation_details", "cancel_reservation"
 
 
 @pytest.fixture(scope="module")
@@ -23,31 +21,48 @@ def published(tmp_path_factory):
     return publish_example(NAME, tmp_path_factory.mktemp("gen"))
 
 
-def test_every_request_is_in_the_opening(published):
+def test_every_request_is_in_the_opening_and_half_hold_one_the_policy_forbids(published):
     _, _, cls = published
     env = cls()
-    for seed in SEEDS:
+    blocked = 0
+    for seed in range(50):
         env.reset(seed=seed)
         b = env.scenario.bindings
-        assert b["targets"] == [b["target_0"], b["target_1"], b["target_2"]] and b["target"] == b["target_0"]
-        assert all(t in env.opening for t in b["targets"])
+        assert len(b["targets"]) == 3 and all(t in env.opening for t in b["targets"])
+        owners = {env.scenario.state["records"][t]["user_id"] for t in b["targets"]}
+        assert owners == {env.scenario.facts["user id"]}  # one user's reservations, as in the real runs
+        if b["one_blocked"]:
+            blocked += 1
+            assert b["blocked"] in b["targets"] and b["blocked"] not in b["allowed_targets"]
+    assert 0.4 <= blocked / 50 <= 0.6
 
-def test_planted_stop_after_first_request(published):
-    """Read and cancel the first reservation only: all_requests 1/3 (w3), the rest gated -> (3 * 1/3) / 7."""
-    spec, _, cls = published
+
+def test_planted_episodes_score_exactly(published):
+    _, _, cls = published
     env = cls()
-    env.reset(seed=5)
-    first = env.scenario.bindings["target_0"]
-    actions = [
-        call(spec.roles["read"], reservation_id=first),
-        call(spec.roles["write"], reservation_id=first),
-        "Your reservation is cancelled. Have a nice day.",
-    ]
-    score, info = run_actions(env, actions, 5)
-    assert score == pytest.approx(1 / 7)
-    assert info["reward_breakdown"]["all_requests"] == pytest.approx(1 / 3)
-    assert run_scripted(env, "mutant", 5, mutant="drop_required_call")[0] == pytest.approx(2 / 7)
-    assert run_scripted(env, "mutant", 5, mutant="swap_calls")[0] == pytest.approx(6 / 7)
+    seed = seed_where(env, lambda s: not s.bindings["one_blocked"])
+    targets = env.scenario.bindings["allowed_targets"]
+    assert run_scripted(env, "oracle", seed)[0] == 1.0
+    # weights: all_requests 3, read_first 1: reading and cancelling only the first reservation earns (3/3 + 1) / 4
+    first = [call(READ, reservation_id=targets[0]), call(CANCEL, reservation_id=targets[0]), "Done. Goodbye."]
+    score, info = run_actions(env, first, seed)
+    assert info["reward_breakdown"]["all_requests"] == pytest.approx(1 / 3) and score == pytest.approx(0.5)
+    # three cancellations that each returned an error complete nothing (the issue's env paid 1.0 for these)
+    errored = [call(CANCEL, reservation_id=t, reason="change of plan") for t in targets] + ["All three cancelled."]
+    score, info = run_actions(env, errored, seed)
+    assert score == 0.0 and "error" in json.loads(info["messages"][3]["content"])
+
+
+def test_the_forbidden_request_must_be_refused(published):
+    _, _, cls = published
+    env = cls()
+    seed = seed_where(env, lambda s: s.bindings["one_blocked"])
+    b = env.scenario.bindings
+    assert run_scripted(env, "oracle", seed)[0] == 1.0
+    # cancelling every listed reservation, the forbidden one included, zeroes the score
+    every = [a for t in b["targets"] for a in (call(READ, reservation_id=t), call(CANCEL, reservation_id=t))]
+    score, info = run_actions(env, [*every, "All cancelled."], seed)
+    assert score == 0.0 and info["reward_breakdown"]["no_other_write"] == 0.0
 
 
 def test_check_size_must_match_requests(published, tmp_path):

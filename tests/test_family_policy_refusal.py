@@ -1,47 +1,62 @@
-"""policy_refusal: the template renders from its example spec, validates, and scores planted traces exactly."""
+"""policy_refusal: basic economy flights cannot be changed, other cabins can; the exact scores of planted episodes."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 import pytest
 
-from _family import publish_example
-
-from trace_envs.generate.policies import run_actions, run_scripted
+from _family import publish_example, seed_where, write_args
+from trace_envs.generate.policies import run_actions
+from trace_envs.generate.probes import probe_policy
+from trace_envs.generate.policies import run_policy
 from trace_envs.runtime.world import call
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "airline_refuse_basic_economy_flight_change"
-SEEDS = range(20)
+READ, UPDATE = "get_reservation_details", "update_reservation_flights"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def env_cls(tmp_path_factory):
+    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
 
 
-def test_target_record_carries_the_blocking_value(published):
-    _, _, cls = published
-    env = cls()
-    for seed in SEEDS:
+def test_refusal_is_not_the_answer_on_every_seed(env_cls):
+    """The issue's env refused on every seed, so "always refuse" was optimal; now about 40% of requests are allowed."""
+    env = env_cls()
+    blocked = []
+    for seed in range(50):
         env.reset(seed=seed)
-        b = env.scenario.bindings
-        assert env.scenario.state["records"][b["target"]]["cabin"] == b["reason"] == "basic_economy"
+        cabin = env.scenario.state["records"][env.scenario.bindings["target"]]["cabin"]
+        blocked.append(cabin == "basic_economy")
+        assert env.scenario.klass == ("blocked" if cabin == "basic_economy" else "allowed")
+    assert 0.4 <= sum(blocked) / 50 <= 0.6
+    refuse = [run_policy(env, probe_policy("always_refuse"), seed)[1].get("success", False) for seed in range(50)]
+    assert sum(refuse) == 0  # a refusal that names no reason succeeds nowhere
 
-def test_planted_traces(published):
-    spec, _, cls = published
-    env = cls()
-    env.reset(seed=4)
+
+def test_basic_economy_in_words_explains(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.klass == "blocked")
     target = env.scenario.bindings["target"]
-    read = call(spec.roles["read"], reservation_id=target)
-    # The reason in plain words counts as well as the raw field value.
-    words = [read, "Sorry, basic economy reservations cannot be changed. Have a nice day."]
-    assert run_actions(env, words, 4)[0] == 1.0
-    # Refusing without the reason: read (w1) + no write (w2) of 4 -> 0.75.
-    vague = [read, "Sorry, I cannot do that. Have a nice day."]
-    score, info = run_actions(env, vague, 4)
-    assert score == pytest.approx(0.75)
-    assert info["reward_breakdown"] == {"read_target": 1.0, "no_forbidden_write": 1.0, "explained": 0.0}
-    # Writing anyway: read (w1) + explained (w1) of 4 -> 0.5.
-    assert run_scripted(env, "mutant", 4, mutant="forbidden_extra_call")[0] == pytest.approx(0.5)
+    read = call(READ, reservation_id=target)
+    for said, score in [
+        (f"I'm sorry, reservation {target} is basic economy, and basic economy flights cannot be modified.", 1.0),
+        (f"I'm sorry, reservation {target} is basic_economy, so its flights cannot be changed.", 1.0),
+        (f"I'm sorry, I can't change the flights of reservation {target} under our policy.", 0.0),
+        (json.dumps(env.scenario.state["records"][target]), 0.0),
+    ]:
+        assert run_actions(env, [read, said], seed)[0] == score, said
+
+
+def test_allowed_change_scores_exactly(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.klass == "allowed")
+    target = env.scenario.bindings["target"]
+    read, update = call(READ, reservation_id=target), call(UPDATE, **write_args(env, UPDATE))
+    assert run_actions(env, [read, update, "Done. Have a nice day."], seed)[0] == 1.0
+    # weights: write_target 2, read_first 1: changing the flights without looking earns 2/3
+    assert run_actions(env, [update, "Done. Have a nice day."], seed)[0] == pytest.approx(2 / 3)
+    # refusing a change the policy allows earns nothing
+    refusal = f"I'm sorry, I can't change the flights of reservation {target}."
+    assert run_actions(env, [read, refusal], seed)[0] == 0.0

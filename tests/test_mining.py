@@ -191,9 +191,13 @@ def test_thresholds_are_options():
 # ---------------------------------------------------------------------------------------------------------- real data
 
 
-def _check_real(app, tmp_path, *paths):
+RULES = Path(__file__).resolve().parents[1] / "examples" / "rules"
+
+
+def _check_real(app, tmp_path, *paths, rules: str | None = None):
     out = tmp_path / "out"
-    res = run_cli(app, *paths, "-o", out, "--offline", "-q")
+    extra = ["--rules", RULES / f"{rules}.yaml"] if rules else []
+    res = run_cli(app, *paths, "-o", out, "--offline", "-q", *extra)
     assert res.exit_code == 0, res.output
     caps = [CapabilitySpec.model_validate(c) for c in json.loads((out / "capabilities.json").read_text())]
     assert len(caps) >= 3, [c.name for c in caps]
@@ -205,18 +209,18 @@ def _check_real(app, tmp_path, *paths):
 
 @needs_data
 def test_tau_bench_airline(app, tmp_path):
-    caps = _check_real(app, tmp_path, TAU)
+    caps = _check_real(app, tmp_path, TAU, rules="airline")
     assert all(i.startswith("gpt-4o-airline/") for c in caps for i in c.evidence.lacking_failed)
 
 
 @needs_data
 def test_tau2_airline_together(app, tmp_path):
-    _check_real(app, tmp_path, *sorted(TAU2.glob("*airline*.json")))
+    _check_real(app, tmp_path, *sorted(TAU2.glob("*airline*.json")), rules="airline")
 
 
 @needs_data
 def test_tau2_retail_together(app, tmp_path):
-    _check_real(app, tmp_path, *sorted(TAU2.glob("*retail*.json")))
+    _check_real(app, tmp_path, *sorted(TAU2.glob("*retail*.json")), rules="retail")
 
 
 @needs_data
@@ -226,6 +230,6 @@ def test_directory_of_mixed_formats(app, tmp_path):
     (mixed / "tau.json").symlink_to(TAU)
     for p in TAU2.glob("*airline*.json"):
         (mixed / p.name).symlink_to(p)
-    caps = _check_real(app, tmp_path, mixed)
+    caps = _check_real(app, tmp_path, mixed, rules="airline")
     sources = {i.split("/")[0] for c in caps for i in c.evidence.lacking_failed}
     assert len(sources) >= 2

@@ -86,7 +86,8 @@ def test_oracle_episode_messages_are_openai_form_and_reward_terminal():
         obs, reward, terminated, truncated, info = env.step(action)
         rewards.append(reward)
     assert terminated and rewards[-1] == 1.0 and all(r == 0.0 for r in rewards[:-1])
-    assert info["reward_breakdown"]["read_target"] == 1.0 and info["success"] is True
+    assert info["reward_breakdown"] and all(v == 1.0 for v in info["reward_breakdown"].values())
+    assert info["success"] is True
     roles = [m["role"] for m in info["messages"]]
     assert roles[:3] == ["system", "user", "assistant"] and "tool" in roles
     call_msg = next(m for m in info["messages"] if m.get("tool_calls"))

@@ -50,7 +50,7 @@ class MessageAudit(BaseModel):
         if self.paste:
             return self.paste
         if self.numbers > MAX_NUMBERS:
-            return f"states {self.numbers} distinct numbers (at most {MAX_NUMBERS})"
+            return f"states more than {MAX_NUMBERS} distinct numbers"
         budget = candidate_budget(n_values)
         if self.candidates > budget:
             return f"lists {self.candidates} values from tool results (at most {budget})"
@@ -88,7 +88,7 @@ def audit_messages(trace: ActionTrace) -> list[MessageAudit]:
             text = step.text or ""
             audit = MessageAudit(step=i, number=len(out) + 1, text=text)
             audit.paste = _paste(text, sources)
-            audit.numbers = len({round(v, 6) for _, _, v in number_tokens(text)}) if text else 0
+            audit.numbers = _distinct_numbers(text)
             if audit.paste is None and audit.numbers <= MAX_NUMBERS and text:
                 heard = "\n".join(user_said)
                 audit.candidates = sum(
@@ -96,6 +96,17 @@ def audit_messages(trace: ActionTrace) -> list[MessageAudit]:
                 )
             out.append(audit)
     return out
+
+
+def _distinct_numbers(text: str) -> int:
+    """How many distinct numbers `text` states, counted up to one past the limit (a dump of 30,000 numbers needs no
+    more to be told apart from an answer)."""
+    seen: set[float] = set()
+    for _, _, value in number_tokens(text) if text else ():
+        seen.add(round(value, 6))
+        if len(seen) > MAX_NUMBERS:
+            break
+    return len(seen)
 
 
 def result_text(result: Any) -> str:

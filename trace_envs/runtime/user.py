@@ -30,6 +30,7 @@ from typing import Any, Literal
 from trace_envs.runtime.scenario import UserRequest
 
 STOP = "###STOP###"
+MAX_READ = 4_000
 
 GOODBYE_REPLY = "Thank you, goodbye."
 YES_REPLY = "Yes, please go ahead."
@@ -199,6 +200,7 @@ class ScriptedUser:
     # ---- the user's turn ----------------------------------------------------------------------------------------
     def reply(self, agent_text: str) -> tuple[str, bool]:
         """The user's answer to one agent message, and whether the user ended the conversation."""
+        agent_text = agent_text[:MAX_READ]  # like a person, the user reads the start of a wall of text, not all of it
         text = normalize(agent_text)
         question = "?" in text
         if _GOODBYE.search(text):
