@@ -93,14 +93,23 @@ def _examples(schema: Any) -> list[Any]:
     return [e for e in (schema.get("examples") or []) if isinstance(e, str)] if isinstance(schema, dict) else []
 
 
-def _shape(text: Any) -> str | None:
+def _shape(text: Any) -> tuple[int, str] | None:
+    """An id's shape as an agent would judge it: its length and which kinds of characters it mixes ("XF9GAT" and
+    "ZFA04Y" look alike; "omar_davis_3817" does not)."""
     if not isinstance(text, str) or not any(c.isdigit() for c in text):
         return None
-    return re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", re.sub(r"\d", "9", text)))
+    kinds = "".join(sorted({"A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c for c in text}))
+    return len(text), kinds
 
 
 def call_text(name: str, arguments: dict[str, Any]) -> str:
     return json.dumps({"name": name, "arguments": arguments})
+
+
+def takes(function: dict[str, Any], ident: str) -> bool:
+    """Whether some argument of `function` takes ids shaped like `ident` (its schema examples have that shape)."""
+    shape = _shape(ident)
+    return shape is not None and any(_shape(e) == shape for s in _props(function).values() for e in _examples(s))
 
 
 def arguments_for(function: dict[str, Any], ident: str | None, details: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +281,7 @@ class AlwaysWrite(Probe):
         out = []
         for ident in view.ids():
             out += [a for a in reads_of_every_id(env, view) if ident in a][:1]
-            for f in _requested_writes(env, view):
+            for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
                 words = f["name"].replace("_", " ")
                 out.append(f"I'm about to {words} for {ident}. Do you confirm that I should proceed (yes/no)?")
                 out.append(call_text(f["name"], arguments_for(f, ident, details)))

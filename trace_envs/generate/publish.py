@@ -1,4 +1,5 @@
-"""`generate`: render, validate, and only then publish each spec into `<out>/<name>/` (env.py + spec.json).
+"""`generate`: render, validate, and only then publish each spec into `<out>/<name>/` (env.py, spec.json and a
+README.md with the env's policy, tools, action format, check and one oracle episode).
 
 Publishing is atomic: the new env is written and validated in a hidden sibling folder, then swapped in with one
 rename (an atomic exchange where the kernel offers it), so a crash leaves the old complete env or the new one.
@@ -13,12 +14,14 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from trace_envs.atomic import staging_dir, swap_in
+from trace_envs.generate.readme import env_readme
 from trace_envs.generate.render import render_module
 from trace_envs.generate.validate import CheckReport, env_class, import_module_from, validate_env
 from trace_envs.spec.model import CapabilitySpec
 
 MODULE_FILE = "env.py"
 SPEC_FILE = "spec.json"
+README_FILE = "README.md"
 
 
 class GenerateResult(BaseModel):
@@ -57,8 +60,9 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
         source = (staging / MODULE_FILE).read_text()
         compile(source, str(target / MODULE_FILE), "exec")
         report = None
+        cls = env_class(import_module_from(staging / MODULE_FILE))
+        (staging / README_FILE).write_text(env_readme(cls))
         if validate:
-            cls = env_class(import_module_from(staging / MODULE_FILE))
             kwargs = {} if seeds is None else {"oracle_seeds": seeds, "baseline_seeds": max(seeds, 10)}
             report = validate_env(cls, **kwargs)
             if not report.ok:

@@ -54,6 +54,32 @@ def _comment(value: object) -> Escaped:
     return Escaped(re.sub(r"[^A-Za-z0-9 _.,:/-]", "_", str(value))[:200])
 
 
+def _md(value: object) -> Escaped:
+    """Inline markdown text: one line, markdown's code, emphasis, link, html and table characters escaped."""
+    if value is None or value == "" or value == []:
+        return Escaped("-")
+    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    text = re.sub(r"\s+", " ", text).strip()
+    return Escaped(re.sub(r"([\\`*_{}\[\]<>|#])", r"\\\1", text))
+
+
+def _code(value: object) -> Escaped:
+    """An inline code span (no escapes apply inside one: its fence is longer than any run of backticks it holds)."""
+    text = re.sub(r"\s+", " ", str(value)).strip() or "-"
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return Escaped(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def _block(value: object) -> Escaped:
+    """A fenced block whose fence is longer than any run of backticks in the text (which cannot close it)."""
+    text = str(value).rstrip()
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return Escaped(f"{fence}text\n{text}\n{fence}")
+
+
 def _finalize(value: object) -> object:
     if isinstance(value, Escaped):
         return value
@@ -70,7 +96,8 @@ def environment(root: str | None = None) -> jinja2.Environment:
         finalize=_finalize,
     )
     env.filters.update(
-        pystr=_pystr, pyliteral=_pyliteral, identifier=_identifier, module_path=_module_path, comment=_comment
+        pystr=_pystr, pyliteral=_pyliteral, identifier=_identifier, module_path=_module_path, comment=_comment,
+        md=_md, code=_code, block=_block,
     )
     return env
 

@@ -190,7 +190,8 @@ def _run_probe(env: TraceEnv, name: str, seeds: int) -> ProbeReport:
         successes.append(bool(info.get("success")))
         for clause, value in (info.get("reward_breakdown") or {}).items():
             paid[clause] = paid.get(clause, 0.0) + float(value) / seeds
-    paid = {k: round(v, 3) for k, v in paid.items() if v > 0}
+    penalties = {c.id for c in env.SPEC.check.clauses if getattr(c, "penalty", False)}
+    paid = {k: round(v, 3) for k, v in paid.items() if v > 0 and k not in penalties}
     return ProbeReport(kind=PROBES[name].kind, mean=_mean(rewards), success=_mean(successes), bound="", paid=paid)
 
 

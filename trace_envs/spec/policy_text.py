@@ -21,7 +21,7 @@ VERB_STEMS = {
     "transfer": ("transfer",),
 }
 GENERIC_NOUNS = {"reservation", "reservations", "order", "orders", "user", "details", "pending", "delivered", "items"}
-_TIME_RULE = re.compile(r"\b(\d+\s*(hours?|days?|minutes?)|within|before|after|current time|today|date)\b", re.I)
+_TIME_RULE = re.compile(r"\b(\d+\s*(hours?|days?|minutes?|weeks?)|within|current time|today|dates?|flown)\b", re.I)
 _STATES_NOW = re.compile(r"current (time|date)", re.I)
 MAX_FALLBACK = 1_200
 
