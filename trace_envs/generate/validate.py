@@ -25,6 +25,7 @@ from trace_envs.runtime.base import TraceEnv
 
 ORACLE_SEEDS = 20
 BASELINE_SEEDS = 50
+PROBE_SEEDS = 20  # thirteen probes: a class-balanced run of 20 seeds tells a paying probe from one that pays nothing
 BASELINE_CEILING = 0.2
 PROBE_CEILING = 0.1
 CLASS_CEILING = 0.6
@@ -89,12 +90,14 @@ def validate_env(
     cls: type[TraceEnv],
     oracle_seeds: int = ORACLE_SEEDS,
     baseline_seeds: int = BASELINE_SEEDS,
+    probe_seeds: int = PROBE_SEEDS,
     extra_agents: dict[str, Policy] | None = None,
 ) -> CheckReport:
     """Everything `generate` checks before it publishes an env, as a report (`ok` when no problem was found).
 
     `oracle_seeds` seeds for the oracle, its chatty twin, the mutants and `extra_agents` (policies written from the
-    domain's policy text, which must score 1.0); `baseline_seeds` for random, passive and every probe."""
+    domain's policy text, which must score 1.0); `baseline_seeds` for random and passive; `probe_seeds` for every
+    exploit probe and the scenario classes."""
     name = f"trace/{cls.SPEC.name}"
     problems: list[str] = []
     checker = _run_env_checker(cls)
@@ -130,13 +133,13 @@ def validate_env(
         problems.append(f"random policy averages {random_mean:.3f} >= {BASELINE_CEILING}")
     if passive_mean >= BASELINE_CEILING:
         problems.append(f"passive policy averages {passive_mean:.3f} >= {BASELINE_CEILING}")
-    classes = _class_shares(env, baseline_seeds)
+    classes = _class_shares(env, probe_seeds)
     largest = max(classes.values())
     if len(classes) > 1 and largest > CLASS_CEILING:
         problems.append(f"scenario classes are unbalanced: {_fmt_shares(classes)} (the largest must be <= {CLASS_CEILING})")
     probes = {}
     for probe_name, spec in PROBES.items():
-        report = _run_probe(env, probe_name, baseline_seeds)
+        report = _run_probe(env, probe_name, probe_seeds)
         if spec.kind == "content_free":
             report.bound = f"mean < {PROBE_CEILING}"
             if report.mean >= PROBE_CEILING:
