@@ -2,8 +2,8 @@
 
 A child process publishes one spec into a fixed folder again and again (alternating two versions of the spec, so every
 publish really swaps content), or runs the real `trace-envs generate` command, and is killed at a random moment. After
-each kill the env folder is absent (only before the first publish) or a complete env: env.py and spec.json, byte-equal
-to what `generate` renders for one of the two versions, importable, with the same spec hash in env.py's SPEC and in
+each kill the env folder is absent (only before the first publish) or a complete env: env.py, spec.json and README.md,
+byte-equal to what `generate` renders for one of the two versions, importable, with the same spec hash in env.py's SPEC and in
 spec.json. Nothing visible is left beside it (staging folders are hidden, '.'-prefixed). Once published, the env never
 disappears again. A rerun of `trace-envs generate` completes and publishes.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.generate.publish import MODULE_FILE, SPEC_FILE, env_files, generate_one
+from trace_envs.generate.publish import MODULE_FILE, README_FILE, SPEC_FILE, env_files, generate_one
 from trace_envs.generate.validate import import_module_from
 from trace_envs.spec.io import load_specs
 
@@ -74,13 +74,15 @@ def _assert_consistent(out: Path, name: str, expected: dict[str, dict[str, str]]
         assert not must_exist, "a published env disappeared after a kill"
         return False
     files = sorted(p.name for p in target.iterdir() if p.name != "__pycache__")
-    assert files == sorted([MODULE_FILE, SPEC_FILE]), f"incomplete env folder: {files}"
+    assert files == sorted([MODULE_FILE, SPEC_FILE, README_FILE]), f"incomplete env folder: {files}"
     spec_text = (target / SPEC_FILE).read_text()
     module_text = (target / MODULE_FILE).read_text()
     spec_hash = json.loads(spec_text)["spec_hash"]
     assert spec_hash in expected, "spec.json holds neither version of the spec"
     assert spec_text == expected[spec_hash][SPEC_FILE], "spec.json is not what generate renders (half-written?)"
     assert module_text == expected[spec_hash][MODULE_FILE], "env.py is not what generate renders (half-written?)"
+    readme_text = (target / README_FILE).read_text()
+    assert readme_text == expected[spec_hash][README_FILE], "README.md is not what generate renders (half-written?)"
     sys.dont_write_bytecode, old = True, sys.dont_write_bytecode
     try:
         module = import_module_from(target / MODULE_FILE)
@@ -89,6 +91,15 @@ def _assert_consistent(out: Path, name: str, expected: dict[str, dict[str, str]]
     assert module.SPEC.spec_hash == spec_hash, "env.py and spec.json disagree on the spec hash"
     assert module.SPEC.compute_hash() == spec_hash
     return True
+
+
+def _published_files(spec, scratch: Path) -> dict[str, str]:
+    """What a complete publish of `spec` holds: the rendered files plus the README written from the imported env."""
+    folder = scratch / spec.spec_hash[:12]
+    assert generate_one(spec, folder, validate=False).published
+    files = env_files(spec)
+    files[README_FILE] = (folder / spec.name / README_FILE).read_text()
+    return files
 
 
 def _kill_at_random(cmd: list[str], delay: float) -> None:
@@ -109,7 +120,7 @@ def _kill_at_random(cmd: list[str], delay: float) -> None:
 
 def test_sigkill_never_leaves_a_half_written_env(specs, tmp_path):
     base, variant, variant_path = specs
-    expected = {s.spec_hash: env_files(s) for s in (base, variant)}
+    expected = {s.spec_hash: _published_files(s, tmp_path / "reference") for s in (base, variant)}
     out = tmp_path / "out"
     rng = random.Random(int(os.environ.get("TRACE_ENVS_CRASH_SEED", time.time_ns() % 2**32)))
     published = False
