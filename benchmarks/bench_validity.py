@@ -59,15 +59,22 @@ def run() -> list[str]:
     for agent in agents:
         lines.append(f"{agent:24}" + "  ".join(f"{cells[(agent, e)]:12.2f}" for e in envs))
     lines.append("columns: " + "; ".join(f"{maps[e]} = {e}" for e in envs)[: 40 * width])
+    for verdict in verdicts(envs, cells, maps):
+        lines.append(verdict)
+    return lines
+
+
+def verdicts(envs: list[str], cells: dict[tuple[str, str], float], maps: dict[str, str]) -> list[str]:
+    """One line per bound, ending in PASS or FAIL: the deficit-free agent on every env, and each deficit's agent on
+    the envs mined for it (a deficit no env was mined for fails)."""
     free = min(cells[("none", e)] for e in envs)
-    lines.append(f"deficit-free agent, lowest env mean {free:.2f} (>= {FREE_FLOOR}): "
-                 f"{'PASS' if free >= FREE_FLOOR else 'FAIL'}")
+    out = [f"deficit-free agent, lowest env mean {free:.2f} (>= {FREE_FLOOR}): {'PASS' if free >= FREE_FLOOR else 'FAIL'}"]
     for deficit in PLANTED_DEFICITS:
         mapped = [e for e in envs if maps[e] == deficit]
         if not mapped:
-            lines.append(f"{deficit}: no env mined for it: FAIL")
+            out.append(f"{deficit}: no env mined for it: FAIL")
             continue
         worst = max(cells[(deficit, e)] for e in mapped)
-        lines.append(f"{deficit}: its envs score its agent at most {worst:.2f} (< {DEFICIT_CEILING}): "
-                     f"{'PASS' if worst < DEFICIT_CEILING else 'FAIL'}")
-    return lines
+        out.append(f"{deficit}: its envs score its agent at most {worst:.2f} (< {DEFICIT_CEILING}): "
+                   f"{'PASS' if worst < DEFICIT_CEILING else 'FAIL'}")
+    return out

@@ -43,10 +43,12 @@ def test_planted_episodes_score_exactly(published):
     seed = seed_where(env, lambda s: not s.bindings["one_blocked"])
     targets = env.scenario.bindings["allowed_targets"]
     assert run_scripted(env, "oracle", seed)[0] == 1.0
-    # weights: all_requests 3, read_first 1: reading and cancelling only the first reservation earns (3/3 + 1) / 4
+    # weights: all_requests 3, read_first 1 (gated on all_requests): reading and cancelling only the first reservation
+    # earns (1/3 * 3 + 0) / 4, below half (the planted stops-after-first agent must score < 0.5)
     first = [call(READ, reservation_id=targets[0]), call(CANCEL, reservation_id=targets[0]), "Done. Goodbye."]
     score, info = run_actions(env, first, seed)
-    assert info["reward_breakdown"]["all_requests"] == pytest.approx(1 / 3) and score == pytest.approx(0.5)
+    assert info["reward_breakdown"]["all_requests"] == pytest.approx(1 / 3) and score == pytest.approx(0.25)
+    assert info["reward_breakdown"]["read_first"] == 0.0
     # three cancellations that each returned an error complete nothing (the env paid 1.0 for these)
     errored = [call(CANCEL, reservation_id=t, reason="change of plan") for t in targets] + ["All three cancelled."]
     score, info = run_actions(env, errored, seed)
@@ -63,6 +65,16 @@ def test_the_forbidden_request_must_be_refused(published):
     every = [a for t in b["targets"] for a in (call(READ, reservation_id=t), call(CANCEL, reservation_id=t))]
     score, info = run_actions(env, [*every, "All cancelled."], seed)
     assert score == 0.0 and info["reward_breakdown"]["no_other_write"] == 0.0
+    # doing every allowed cancellation but saying nothing of the forbidden one leaves a request unresolved: the
+    # allowed writes count only once the forbidden one was refused with its reason (weights: explained 1, allowed 3,
+    # read first 1)
+    allowed = [a for t in b["allowed_targets"] for a in (call(READ, reservation_id=t), call(CANCEL, reservation_id=t))]
+    score, info = run_actions(env, [*allowed, "Done. Goodbye."], seed)
+    assert score == 0.0 and info["reward_breakdown"]["allowed_requests"] == 0.0
+    refusal = (f"I'm sorry, I can't cancel reservation {b['blocked']}: its cabin is {b['reason_words']}, and only "
+               "business reservations may be cancelled.")
+    score, _ = run_actions(env, [*allowed, call(READ, reservation_id=b["blocked"]), refusal, "Goodbye."], seed)
+    assert score == 1.0
 
 
 def test_check_size_must_match_requests(published, tmp_path):

@@ -123,7 +123,7 @@ def _resolve_env_class(env: str):
 def check(
     env: Annotated[str, typer.Argument(help="Env id (trace/<name>) or name.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    seeds: Annotated[int, typer.Option(help="Oracle, mutant and agent seeds (probes use at least 50).")] = 20,
+    seeds: Annotated[int, typer.Option(help="Oracle, mutant and agent seeds (random and passive use at least 50, the probes 20).")] = 20,
     agent: Annotated[Optional[list[Path]], typer.Option(
         "--agent", help="A Python file defining make_policy() -> (env, rng, turn) -> action: an agent written from "
         "the domain's policy, which must score 1.0 on every seed (e.g. examples/policy_agents/airline.py). "

@@ -162,25 +162,32 @@ class MultiRequestCompletion(Family):
         n = max(1, requests)
         refs = [CallRef(tool=write, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
         first = {key: {"$var": "target_0"}}
+        # Credit for part of the job is gated on the whole of it: an agent that stops after the first of two requests
+        # must not earn more than half (the construct-validity bound), so the read-first credit needs every request
+        # done, and in a scenario with a forbidden request the allowed writes count only once it was refused with the
+        # reason (resolving a request includes saying why it cannot be done).
         clauses: list = [
             AllCompleted(id="all_requests", weight=3, when="!one_blocked", calls=refs,
                          description="complete every request the user made"),
             Order(id="read_first", weight=1, when="!one_blocked", first=CallRef(tool=read, args=first), then=refs[0],
-                  join=[key], description=f"look each record up with {read} before writing it"),
+                  join=[key], requires=["all_requests"],
+                  description=f"look each record up with {read} before writing it"),
         ]
         if params.get("field"):
-            if n > 1:
-                clauses.append(AllCompleted(id="allowed_requests", weight=3, when="one_blocked", calls=refs[: n - 1],
-                                            description="complete every request the policy allows"))
-                clauses.append(Order(id="read_first_allowed", weight=1, when="one_blocked",
-                                     first=CallRef(tool=read, args=first), then=refs[0], join=[key],
-                                     description=f"look each record up with {read} before writing it"))
             clauses.append(Communicated(
                 id="explained_blocked", weight=1, when="one_blocked",
                 values=[{"$var": "reason"}, {"$var": "reason_words"}], mode="any",
                 after=CallRef(tool=read, args={key: {"$var": "blocked"}}),
                 description="tell the user why the request the policy forbids cannot be done",
             ))
+            if n > 1:
+                clauses.append(AllCompleted(id="allowed_requests", weight=3, when="one_blocked", calls=refs[: n - 1],
+                                            requires=["explained_blocked"],
+                                            description="complete every request the policy allows"))
+                clauses.append(Order(id="read_first_allowed", weight=1, when="one_blocked",
+                                     first=CallRef(tool=read, args=first), then=refs[0], join=[key],
+                                     requires=["allowed_requests"],
+                                     description=f"look each record up with {read} before writing it"))
         clauses.append(NoCall(
             id="no_other_write", penalty=True, call=CallRef(kind="write"),
             unless=[CallRef(tool=write, args={key: {"$in": {"$var": "allowed_targets"}}})],
