@@ -17,6 +17,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import read_from_shared_memory
 
+_CHUNK = 4096
+
 
 class SharedText(spaces.Text):
     """A `Text` space that `gym.make_vec(..., vectorization_mode="async")` round-trips through shared memory."""
@@ -39,8 +41,15 @@ class SharedTextView(Sequence[str]):
         if isinstance(index, slice):
             return tuple(self[i] for i in range(*index.indices(len(self))))
         row = self._rows[index]
-        # Gymnasium's own read keeps the indexes below the pad value; vectorised, since rows are 100,000 long.
-        return "".join(self._chars[row[row < self._pad]])
+        # Gymnasium's write (`flatten`) puts the text first and pads the rest of the 100,000-long row, so the text
+        # ends at the first pad; look for it a chunk at a time, since observations are mostly short.
+        end = len(row)
+        for start in range(0, len(row), _CHUNK):
+            hits = np.flatnonzero(row[start : start + _CHUNK] >= self._pad)
+            if hits.size:
+                end = start + int(hits[0])
+                break
+        return "".join(self._chars[row[:end]])
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
