@@ -6,6 +6,9 @@
 
 `runs` may be a list or any iterable (a generator of planted runs, say): only the first `profile_sample` runs are held
 in memory (to build the DomainProfile, the contrast groups and the candidates); the rest are labelled one at a time.
+
+`mine` takes the runs of one domain (a mix raises `MixedDomainsError`): a domain's candidates are built from its own
+tools and policy. `mine_by_domain(runs)` splits runs of several domains and mines each on its own.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from trace_envs.trajectories.results import ResultIndex
 from trace_envs.mining.select import Selection, SelectOptions, select, summary_rows
 from trace_envs.spec.model import CapabilitySpec, Evidence
 from trace_envs.trajectories.models import Run
+
+MIXED_HINT = "mine each domain on its own (mine_by_domain; `trace-envs mine` writes each into OUT/<domain>/, " \
+             "--domain NAME picks one)"
 
 
 class ContrastError(ValueError):
@@ -84,6 +90,20 @@ def contrast_problem(n_runs: int, n_failed: int) -> str | None:
     return None
 
 
+def mine_by_domain(runs: list[Run], **kwargs: Any) -> dict[str, MineResult]:
+    """Mine each domain of `runs` on its own (domain name to its result; `kwargs` as for `mine`, the same for every
+    domain). Every domain is checked for both outcomes before any is mined: ContrastError names the first that lacks
+    them."""
+    from trace_envs.trajectories.profile import split_by_domain
+
+    groups = split_by_domain(runs)
+    for name, group in groups.items():
+        problem = contrast_problem(len(group), sum(not r.success for r in group))
+        if problem:
+            raise ContrastError(f"domain {name}: {problem}" if len(groups) > 1 else problem)
+    return {name: mine(group, **kwargs) for name, group in groups.items()}
+
+
 def _profile(runs: list[Run], overrides: Any = None) -> Any:
     from trace_envs.trajectories.profile import build_profile
 
@@ -118,6 +138,11 @@ def mine(
     if on_total:
         on_total(total)
     if profile is None:
+        from trace_envs.trajectories.profile import MixedDomainsError, split_by_domain
+
+        domains = split_by_domain(head)
+        if len(domains) > 1:
+            raise MixedDomainsError(domains, hint=MIXED_HINT)
         profile = _profile(head, overrides)
     groups = group_runs(head)
     summary = contrast_summary(groups)

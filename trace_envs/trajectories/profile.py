@@ -71,8 +71,10 @@ class OverridesError(ValueError):
 
 def run_domain(run: Run) -> str:
     """The domain `run` belongs to: what its loader put in `meta["domain"]` (tau2's `environment_info.domain_name`,
-    a JSONL run's `domain` field, else one guess per file from its tools); `custom` when there is none."""
-    return str(run.meta.get("domain") or "custom")
+    a JSONL run's `domain` field, else one guess per file from its tools), as a slug (lower case, `[a-z0-9_-]`, so it
+    can name a folder); `custom` when there is none."""
+    name = re.sub(r"[^a-z0-9_-]+", "_", str(run.meta.get("domain") or "").lower()).strip("_-")[:41]
+    return name if name[:1].isalpha() else "custom"
 
 
 def split_by_domain(runs: Iterable[Run]) -> dict[str, list[Run]]:
