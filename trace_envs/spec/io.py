@@ -152,8 +152,13 @@ def _clause_types() -> list[str]:
 
 
 def _pydantic_problem(e: dict[str, Any], prefix: str) -> str:
-    """One pydantic error as `path: sentence`; a clause without a usable `type` names the valid clause types."""
-    path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
+    """One pydantic error as `path: sentence`, the path written like jsonschema's (`.check.clauses[1].ask_pattern`:
+    pydantic's loc also holds the clause's tag after its index, which is no field); a clause without a usable `type`
+    names the valid clause types."""
+    loc, types = list(e["loc"]), set(_clause_types())
+    loc = [p for i, p in enumerate(loc)
+           if not (i >= 2 and loc[i - 2] == "clauses" and isinstance(loc[i - 1], int) and p in types)]
+    path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
     if e["type"] in ("union_tag_not_found", "union_tag_invalid") and "clauses" in e["loc"]:
         field = e.get("ctx", {}).get("discriminator", "type").strip("'")
         valid = _clause_types()
