@@ -282,3 +282,26 @@ def test_domain_option_mines_one_domain(app, tmp_path):
                                   "airline (40 runs), retail (80 runs)")
     res = run_cli(app, TAU2, "-o", out, "-q", "--rules", RULES / "airline.yaml")
     assert res.exit_code == 2 and "add --domain NAME" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_nothing_kept_says_why(app, tmp_path):
+    """`0 kept` comes with the rule no candidate met and the closest candidates' statistics, as candidates.json has
+    them."""
+    path = _jsonl(tmp_path, generate_planted(300, seed=1))
+    out = tmp_path / "out"
+    res = run_cli(app, path, "-o", out, "-q", "--rho", "0.9")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].endswith(", 0 kept")
+    assert lines[1] == ("  none kept: no candidate reached Cov >= 0.9 and Delta >= 0.2 in at least 8 of 10 resamples; "
+                        "the closest:")
+    rows = [r for r in json.loads((out / "candidates.json").read_text())["candidates"]
+            if not r["status"].startswith("never applies")]
+    best = sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:3]
+    for line, r in zip(lines[2:5], best):
+        assert line == (f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/10\t"
+                        f"{r['status']}")
+        assert "Cov " in r["status"] and "< 0.9" in r["status"]
+    assert "candidates.json and report.md" in lines[5]
+    res = run_cli(app, path, "-o", tmp_path / "out2", "-q")
+    assert "none kept" not in res.stdout

@@ -130,6 +130,14 @@ def _print_result(result, written: dict, prefix: str) -> None:
     `prefix` names the domain when several were mined."""
     print(f"{prefix}mined {result.n_runs} runs ({result.n_runs - result.n_failed} passed, {result.n_failed} failed) "
           f"with {result.mode}: {len(result.candidates)} candidates, {len(result.capabilities)} kept")
+    reason = result.none_kept_reason()
+    if reason:
+        near = result.closest()
+        print(f"  none kept: {reason}" + ("; the closest:" if near else ""))
+        for r in near:
+            print(f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/{r['resamples']}"
+                  f"\t{r['status']}")
+        print("  (every candidate, with why it was not kept, is in candidates.json and report.md)")
     for spec in result.capabilities:
         ev = spec.evidence
         print(f"  {spec.name}\tcov={ev.cov:.2f}\tdelta={ev.delta:.2f}\tpasses={ev.passes}/{ev.resamples}\t"

@@ -76,6 +76,25 @@ class MineResult:
     def kept(self) -> list[Candidate]:
         return [self.candidates[j] for j in self.selection.kept]
 
+    def closest(self, top: int = 3) -> list[dict[str, Any]]:
+        """The `top` candidates that came nearest to being kept (most resamples passed, then highest Delta, then
+        Cov), as their summary rows (`name, cov, delta, passes, resamples, status`); candidates that never apply
+        (NA on every run) are left out."""
+        rows = [r for r in self.rows if not r["kept"] and not r["status"].startswith("never applies")]
+        return sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:top]
+
+    def none_kept_reason(self) -> str | None:
+        """Why nothing was kept, in the words of the thresholds (`closest()` gives the candidates that came nearest);
+        None when something was kept."""
+        if self.capabilities:
+            return None
+        o = self.options
+        if not self.candidates:
+            return "no candidate was proposed"
+        if not self.closest():
+            return f"none of the {len(self.candidates)} candidates applies to any run (NA on every run)"
+        return f"no candidate reached Cov >= {o.rho} and Delta >= {o.delta} in at least {o.k} of {o.n} resamples"
+
 
 def contrast_problem(n_runs: int, n_failed: int) -> str | None:
     """Why the data cannot be contrasted, or None."""
