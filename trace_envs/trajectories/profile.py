@@ -35,6 +35,7 @@ __all__ = [
     "OverridesError",
     "ToolProfile",
     "build_profile",
+    "describe_tool",
     "infer_kind_from_name",
     "load_overrides",
     "run_domain",
@@ -111,7 +112,11 @@ class ToolProfile(BaseModel):
     calls: int = 0
     kind: ToolKind = "other"
     kind_source: KindSource = "inferred"
-    description: str | None = Field(default=None, description="From the tool definition, when there is one.")
+    description: str | None = Field(
+        default=None, description="From the tool definition, when there is one; else a sentence built from the name "
+        "and the arguments seen (`describe_tool`)."
+    )
+    description_source: Literal["definition", "generated"] = "generated"
     parameters: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}, "required": []},
         description="JSON Schema of the arguments seen: JSON types per argument, `required` = present in every call.",
@@ -318,6 +323,36 @@ class _Acc:
         return {"type": "object", "properties": props, "required": required}
 
 
+_KIND_CLAUSE = {"read": " It only reads; nothing changes.", "write": " It changes the records.", "other": ""}
+
+
+def _argument(name: str, schema: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
+    return f"{name} ({' or '.join(map(str, kinds))})" if kinds else name
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def describe_tool(name: str, parameters: Mapping[str, Any], kind: str) -> str:
+    """A description for a tool whose source has none: what its name says, the arguments it takes (required ones
+    first, with their JSON types) and whether it reads or writes. `parameters`: the JSON Schema of its arguments;
+    `kind`: read / write / other. E.g. `Cancel reservation, given reservation_id (string). It changes the records.`"""
+    words = " ".join(_tokens(name)) or name
+    props = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+    required = [a for a in parameters.get("required", []) if a in props]
+    optional = [a for a in props if a not in required]
+    parts = []
+    if required:
+        parts.append(_and([_argument(a, props[a]) for a in required]))
+    if optional:
+        parts.append("optionally " + _and([_argument(a, props[a]) for a in optional]))
+    given = f", given {' and '.join(parts)}." if parts else ", with no arguments."
+    return words[0].upper() + words[1:] + given + _KIND_CLAUSE.get(kind, "")
+
+
 def load_overrides(path: str | Path) -> dict[str, str]:
     """Read `{"tool_name": "read"|"write"|"other"}` (or `{"kinds": {...}}`) from a JSON or YAML file."""
     p = Path(path)
@@ -404,14 +439,16 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         desc = None
         if definition:
             fn = definition.get("function") if isinstance(definition.get("function"), Mapping) else definition
-            desc = fn.get("description") if isinstance(fn.get("description"), str) else None
+            desc = fn.get("description") if isinstance(fn.get("description"), str) and fn["description"].strip() else None
+        parameters = acc.schema()
         tools[name] = ToolProfile(
             name=name,
             calls=acc.calls,
             kind=kind,
             kind_source=source,
-            description=desc,
-            parameters=acc.schema(),
+            description=desc or describe_tool(name, parameters, kind),
+            description_source="definition" if desc else "generated",
+            parameters=parameters,
             examples=acc.examples,
             result_keys=list(acc.result_keys),
             result_example=acc.result_example if acc.has_example else acc.text_example,
