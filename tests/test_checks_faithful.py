@@ -365,7 +365,7 @@ def test_patterns_re2_rejects_fail_where_the_check_is_built():
     with pytest.raises(SpecError) as err:
         parse_specs(spec, "spec.json")
     assert len(err.value.errors) == 1 and "ask_pattern" in err.value.errors[0]
-    assert err.value.errors[0].startswith(f".check.clauses.{at}.confirmation.ask_pattern:")
+    assert err.value.errors[0].startswith(f".check.clauses[{at}].ask_pattern:")
 
 
 # ---- reasons ----------------------------------------------------------------------------------------------------

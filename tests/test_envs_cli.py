@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import gymnasium as gym
+import pytest
 from typer.testing import CliRunner
 
 import trace_envs  # noqa: F401
@@ -34,6 +35,28 @@ def test_list_json_covers_the_eight_families():
     rows = json.loads(res.stdout)
     assert {"id", "family", "path", "description"} <= set(rows[0])
     assert len(rows) >= 8 and len({r["family"] for r in rows}) == FAMILIES
+
+
+@pytest.mark.parametrize("columns", [40, 80, 120, 200])
+def test_list_never_cuts_an_id(columns, tmp_path, monkeypatch):
+    """Every id (one of 63 characters among them) appears whole, on one line, at any terminal width: the description
+    column shrinks, then goes, then the table gives way to plain lines."""
+    import shutil
+
+    long_name = "a" * 40 + "_long_capability_name_that_wraps"[:23]
+    shutil.copytree(ROOT / "generated" / "airline_check_cabin_before_cancel", tmp_path / long_name)
+    monkeypatch.setenv("TRACE_ENVS_PATH", str(tmp_path))
+    res = CliRunner().invoke(app, ["list"], env={"COLUMNS": str(columns), "TRACE_ENVS_PATH": str(tmp_path)})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    from trace_envs.registry import registered
+
+    ids = sorted(registered())
+    assert f"trace/{long_name}" in ids and len(long_name) == 63
+    for env_id in ids:
+        assert any(env_id in line for line in lines), (columns, env_id)
+    assert all(len(line) <= max(columns, len(f"trace/{long_name}  precondition_before_write")) for line in lines)
+    assert ("description" in res.stdout) == (columns >= 150)
 
 
 def test_check_json_reports_every_measure():

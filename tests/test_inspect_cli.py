@@ -36,6 +36,14 @@ def as_json(app, *args):
     return json.loads(res.stdout)
 
 
+def by_domain(app, *args) -> dict[str, dict]:
+    """`inspect --json` prints one object per domain, one per line."""
+    res = run_cli(app, *args, "--json")
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    return {d["domain"]: d for d in lines}
+
+
 def _jsonl_line(task_id, success=True):
     return json.dumps(
         {
@@ -98,13 +106,46 @@ def test_directory_and_glob(app, tmp_path):
     (tmp_path / "a.json").symlink_to(TAU)
     (tmp_path / "b.json").symlink_to(TAU2 / "gpt-4.1_retail.json")
     (tmp_path / "c.jsonl").write_text(_jsonl_line("x") + "\n" + _jsonl_line("x", False) + "\n")
-    out = as_json(app, tmp_path)
-    assert out["runs"] == 200 + 40 + 2 and len(out["files"]) == 3
-    assert out["sources"] == {"tau-bench": 200, "tau2-bench": 40, "openai-jsonl": 2}
-    assert out["tasks"] == 50 + 40 + 1 and out["mixed_tasks"] == 26 + 1
-    out = as_json(app, str(TAU2 / "gpt-4.1_*.json"))
-    assert out["runs"] == 60 and out["passed"] == 44
+    out = by_domain(app, tmp_path)
+    assert sorted(out) == ["airline", "retail"]  # the JSONL file's get_order makes it retail
+    air, ret = out["airline"], out["retail"]
+    assert (air["runs"], air["tasks"], air["mixed_tasks"], air["sources"]) == (200, 50, 26, {"tau-bench": 200})
+    assert air["files"] == [str(tmp_path / "a.json")]
+    assert (ret["runs"], ret["tasks"], ret["mixed_tasks"]) == (42, 41, 1)
+    assert ret["sources"] == {"tau2-bench": 40, "openai-jsonl": 2}
+    assert ret["files"] == [str(tmp_path / "b.json"), str(tmp_path / "c.jsonl")]
+    assert "get_order" in ret["tools"] and "get_order" not in air["tools"]
+    out = as_json(app, str(TAU2 / "gpt-4.1_*retail.json"))
+    assert out["runs"] == 40 and out["passed"] == 34
     assert out["tools"]["get_order_details"]["kind"] == "read"
+
+
+@needs_data
+def test_tau2_results_folder_splits_by_domain(app):
+    """The real tau2 folder holds airline and retail runs of two models: two domains, never one merged profile."""
+    out = by_domain(app, TAU2)
+    assert sorted(out) == ["airline", "retail"]
+    air, ret = out["airline"], out["retail"]
+    assert (air["runs"], air["passed"], air["tasks"], air["mixed_tasks"]) == (40, 23, 20, 9)
+    assert (ret["runs"], ret["passed"], ret["tasks"], ret["mixed_tasks"]) == (80, 68, 40, 12)
+    assert [Path(f).name for f in air["files"]] == ["ft-gpt-4.1_airline.json", "gpt-4.1_airline.json"]
+    assert not any("order" in t for t in air["tools"]) and "cancel_reservation" in air["tools"]
+    assert not any("reservation" in t for t in ret["tools"]) and "cancel_pending_order" in ret["tools"]
+    res = run_cli(app, TAU2)
+    assert res.exit_code == 0, res.output
+    blocks = [ln for ln in res.stdout.splitlines() if ln.startswith("domain: ")]
+    assert [b.split()[1] for b in blocks] == ["airline", "retail"]
+    assert "runs: 40  passed: 23  failed: 17" in res.stdout and "runs: 80  passed: 68  failed: 12" in res.stdout
+
+
+def test_jsonl_domain_field_splits(app, tmp_path):
+    """A JSONL run's `domain` field decides its domain, even inside one file."""
+    lines = [json.loads(_jsonl_line(t, ok)) for t, ok in (("a", True), ("b", False), ("c", True))]
+    lines[2]["domain"] = "telecom"
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = by_domain(app, path)
+    assert {d: v["runs"] for d, v in out.items()} == {"retail": 2, "telecom": 1}
 
 
 BAD = {

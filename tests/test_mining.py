@@ -233,3 +233,75 @@ def test_directory_of_mixed_formats(app, tmp_path):
     caps = _check_real(app, tmp_path, mixed, rules="airline")
     sources = {i.split("/")[0] for c in caps for i in c.evidence.lacking_failed}
     assert len(sources) >= 2
+
+
+@needs_data
+def test_tau2_results_folder_mines_each_domain_apart(app, tmp_path):
+    """The real tau2 folder (airline and retail): each domain mined from its own tools and policy, into its own
+    folder; no spec mixes the domains' tools."""
+    from trace_envs.trajectories.loaders import load_runs
+    from trace_envs.trajectories.profile import MixedDomainsError
+
+    runs = load_runs(TAU2).runs
+    with pytest.raises(MixedDomainsError, match=r"airline \(40 runs.*retail \(80 runs.*--domain NAME"):
+        mine(runs)
+    out = tmp_path / "out"
+    res = run_cli(app, TAU2, "-o", out, "-q")
+    assert res.exit_code == 0, res.output
+    assert "2 domains, each mined on its own" in res.stdout
+    assert "airline: mined 40 runs (23 passed, 17 failed)" in res.stdout
+    assert "retail: mined 80 runs (68 passed, 12 failed)" in res.stdout
+    tools = {d: build_profile([r for r in runs if r.meta["domain"] == d]).tools for d in ("airline", "retail")}
+    policies = {d: next(r.policy for r in runs if r.meta["domain"] == d) for d in ("airline", "retail")}
+    for d in ("airline", "retail"):
+        caps = [CapabilitySpec.model_validate(c) for c in json.loads((out / d / "capabilities.json").read_text())]
+        assert caps, d
+        other = "retail" if d == "airline" else "airline"
+        for c in caps:
+            assert c.domain == d
+            names = {t.name for t in c.tools}
+            assert names <= set(tools[d]), (d, c.name, names - set(tools[d]))
+            assert not names & (set(tools[other]) - set(tools[d])), (d, c.name)
+            assert all(i.startswith(f"ft-gpt-4.1_{d}/") or i.startswith(f"gpt-4.1_{d}/")
+                       for i in c.evidence.lacking_failed + c.evidence.present_passed), c.name
+            assert c.policy and all(line in policies[d] for line in c.policy.splitlines()[1:4] if line.strip()), c.name
+    assert not (out / "capabilities.json").exists()
+
+
+@needs_data
+def test_domain_option_mines_one_domain(app, tmp_path):
+    out = tmp_path / "out"
+    res = run_cli(app, TAU2, "-o", out, "-q", "--domain", "retail")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("mined 80 runs (68 passed, 12 failed)")
+    caps = json.loads((out / "capabilities.json").read_text())
+    assert caps and all(c["domain"] == "retail" for c in caps)
+    res = run_cli(app, TAU2, "-o", out, "-q", "--domain", "telecom")
+    assert res.exit_code == 2
+    assert res.output.strip() == (f"error: --domain telecom: no runs of that domain in {TAU2}; its runs are of: "
+                                  "airline (40 runs), retail (80 runs)")
+    res = run_cli(app, TAU2, "-o", out, "-q", "--rules", RULES / "airline.yaml")
+    assert res.exit_code == 2 and "add --domain NAME" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_nothing_kept_says_why(app, tmp_path):
+    """`0 kept` comes with the rule no candidate met and the closest candidates' statistics, as candidates.json has
+    them."""
+    path = _jsonl(tmp_path, generate_planted(300, seed=1))
+    out = tmp_path / "out"
+    res = run_cli(app, path, "-o", out, "-q", "--rho", "0.9")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].endswith(", 0 kept")
+    assert lines[1] == ("  none kept: no candidate reached Cov >= 0.9 and Delta >= 0.2 in at least 8 of 10 resamples; "
+                        "the closest:")
+    rows = [r for r in json.loads((out / "candidates.json").read_text())["candidates"]
+            if not r["status"].startswith("never applies")]
+    best = sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:3]
+    for line, r in zip(lines[2:5], best):
+        assert line == (f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/10\t"
+                        f"{r['status']}")
+        assert "Cov " in r["status"] and "< 0.9" in r["status"]
+    assert "candidates.json and report.md" in lines[5]
+    res = run_cli(app, path, "-o", tmp_path / "out2", "-q")
+    assert "none kept" not in res.stdout

@@ -13,6 +13,7 @@ from trace_envs.trajectories.profile import (
     DomainProfile,
     OverridesError,
     build_profile,
+    describe_tool,
     infer_kind_from_name,
     load_overrides,
 )
@@ -169,6 +170,55 @@ def test_definitions_and_overrides(tmp_path):
         load_overrides(g)
     with pytest.raises(OverridesError):
         load_overrides(tmp_path / "missing.json")
+
+
+@needs_data
+def test_tools_without_definitions_get_a_sentence(airline):
+    """tau-bench and tau2 files carry no tool definitions: each tool's description is built from its name, its
+    arguments (required first, with types) and its kind, never left empty."""
+    assert all(t.description and t.description_source == "generated" for t in airline.tools.values())
+    assert airline.tools["cancel_reservation"].description == (
+        "Cancel reservation, given reservation_id (string). It changes the records.")
+    assert airline.tools["search_direct_flight"].description == (
+        "Search direct flight, given origin (string), destination (string) and date (string). It only reads; "
+        "nothing changes.")
+    assert airline.tools["list_all_airports"].description == "List all airports, with no arguments. It only reads; nothing changes."
+    assert describe_tool("modify_pending_order_address", {
+        "properties": {"order_id": {"type": "string"}, "zip": {"type": ["string", "null"]}}, "required": ["order_id"]
+    }, "write") == ("Modify pending order address, given order_id (string) and optionally zip (string or null). "
+                    "It changes the records.")
+
+
+def test_a_definitions_description_is_kept():
+    tools = [{"type": "function", "function": {"name": "get_a", "description": "Reads a.", "parameters": {}}},
+             {"type": "function", "function": {"name": "get_b", "description": "  ", "parameters": {}}}]
+    prof = build_profile([_run([_call(0, "get_a", {}, "1"), _call(1, "get_b", {"x": 1}, "2")], tools=tools)])
+    assert (prof.tools["get_a"].description, prof.tools["get_a"].description_source) == ("Reads a.", "definition")
+    assert (prof.tools["get_b"].description, prof.tools["get_b"].description_source) == (
+        "Get b, given x (integer). It only reads; nothing changes.", "generated")
+
+
+@needs_data
+def test_a_mined_tau_bench_env_shows_tool_descriptions(tmp_path):
+    """End to end: a spec mined from the tau-bench file generates an env whose tool schemas (what an agent is shown)
+    carry the profile's descriptions."""
+    import gymnasium as gym
+
+    from trace_envs.generate.publish import generate_one
+    from trace_envs.mining.pipeline import mine
+    from trace_envs.registry import make_env
+
+    runs = load_runs([TAU]).runs
+    result = mine(runs)
+    spec = next(c for c in result.capabilities if c.name == "complete_every_cancel_reservation")
+    assert all(t.description for t in spec.tools)
+    assert generate_one(spec, tmp_path, seeds=5).published
+    env = make_env(str(tmp_path / spec.name / "env.py"))
+    _, info = env.reset(seed=0)
+    shown = {t["function"]["name"]: t["function"]["description"] for t in info["tools"]}
+    assert shown["cancel_reservation"] == "Cancel reservation, given reservation_id (string). It changes the records."
+    assert all(shown.values()), shown
+    assert isinstance(env, gym.Env)
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from pydantic import Field
 
 from trace_envs.health import wait_for_server  # noqa: F401  (re-exported: wait for a served env to come up)
 from trace_envs.runtime.base import CHARSET, MAX_TEXT
+from trace_envs.runtime.text_space import SharedText
 
 
 class TraceAction(Action):
@@ -82,7 +83,8 @@ class RemoteEnv(gym.Env[str, str]):
     def __init__(self, base_url: str, *, connect_timeout_s: float = 10.0, message_timeout_s: float = 60.0):
         """`base_url`: the server, e.g. `http://127.0.0.1:8000` (or `ws://...`). `connect_timeout_s`: to open the
         session (default 10 s); `message_timeout_s`: per reset / step reply (default 60 s)."""
-        self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
+        # SharedText, as the local envs: a plain Text reads back from async vector envs' shared memory as padding.
+        self.observation_space = SharedText(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=MAX_TEXT, min_length=1, charset=CHARSET)
         self._client = TraceEnvClient(base_url=base_url, connect_timeout_s=connect_timeout_s,
                                       message_timeout_s=message_timeout_s).sync()

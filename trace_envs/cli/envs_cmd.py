@@ -103,10 +103,40 @@ def list_envs(json_out: Annotated[bool, typer.Option("--json", help="Print a JSO
     if json_out:
         print(json.dumps(rows, indent=2))
         return
-    table = Table("id", "family", "description")
+    _print_env_table(rows, Console())
+
+
+# A table's frame and cell padding: 3 columns take 4 borders and 6 spaces, 2 columns 3 and 4.
+_FRAME = {3: 10, 2: 7}
+MIN_DESCRIPTION = 24
+
+
+def _print_env_table(rows: list[dict], out: Console) -> None:
+    """Ids and families are never cut: the description column takes what width is left, and is dropped when less
+    than MIN_DESCRIPTION columns are; narrower than ids and families, the rows are plain `id  family` lines."""
+    id_w = max((len(r["id"]) for r in rows), default=2)
+    fam_w = max((len(r["family"]) for r in rows), default=6)
+    if out.width < id_w + fam_w + _FRAME[2]:
+        for row in rows:
+            out.print(f"{row['id']}  {row['family']}", markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table()
+    table.add_column("id", no_wrap=True, min_width=id_w)
+    table.add_column("family", no_wrap=True, min_width=fam_w)
+    describe = out.width - id_w - fam_w - _FRAME[3] >= MIN_DESCRIPTION
+    if describe:
+        table.add_column("description", ratio=1)
     for row in rows:
-        table.add_row(row["id"], row["family"], row["description"][:90])
-    console.print(table)
+        table.add_row(row["id"], row["family"], *([_brief(row["description"])] if describe else []))
+    out.print(table)
+
+
+def _brief(text: str, limit: int = 90) -> str:
+    """The description's first `limit` characters, cut at a word and marked when cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[: limit + 1].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
 
 
 def _resolve_env_class(env: str):

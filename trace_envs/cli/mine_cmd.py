@@ -16,6 +16,9 @@ MINE_HELP = (
     "statistics and why it was or was not kept), OUT/report.md and OUT/report.png, each atomically.\n\n"
     "The offline proposer (no LLM, deterministic) is the default. --llm PROVIDER:MODEL adds LLM proposals "
     "(openai, anthropic, or an OpenAI-compatible server with --base-url); replies are cached under --cache-dir.\n\n"
+    "Runs of several domains (say a tau2 results folder with airline and retail) are never merged: each domain is "
+    "mined on its own, from its own tools and policy, into OUT/<domain>/; --domain NAME mines only that domain, "
+    "into OUT/.\n\n"
     "\b\nExamples:\n"
     "  trace-envs mine ../shared/data/tau-bench/gpt-4o-airline.json -o out/\n"
     "  trace-envs mine ../shared/data/tau2-bench/results/*airline*.json -o out/airline --k 7\n"
@@ -48,14 +51,16 @@ def mine(
     rules: Annotated[Optional[Path], typer.Option(
         "--rules", help="YAML/JSON policy rules (when each write is allowed; see examples/rules/): mined envs then hold "
         "the policy's other conditions neutral.")] = None,
+    domain: Annotated[Optional[str], typer.Option("--domain", metavar="NAME", help="Mine only the runs of this "
+                                                  "domain (as `inspect` names it), into OUT/.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Mine the capabilities an agent lacks."""
-    from trace_envs.mining.pipeline import ContrastError, MineOptions
-    from trace_envs.mining.pipeline import mine as run_mine
+    from trace_envs.mining.pipeline import ContrastError, MineOptions, mine_by_domain
     from trace_envs.mining.report import write_outputs
     from trace_envs.trajectories.errors import TrajectoryFormatError
     from trace_envs.trajectories.loaders import load_runs
+    from trace_envs.trajectories.profile import split_by_domain
 
     if offline and llm:
         raise fail("--offline and --llm exclude each other")
@@ -85,25 +90,54 @@ def mine(
         raise fail(str(exc)) from None
     if not loaded.runs:
         raise fail(f"{', '.join(paths)}: no runs loaded")
+    groups = split_by_domain(loaded.runs)
+    if domain is not None:
+        if domain not in groups:
+            found = ", ".join(f"{name} ({len(runs)} runs)" for name, runs in groups.items())
+            raise fail(f"--domain {domain}: no runs of that domain in {', '.join(paths)}; its runs are of: {found}")
+        groups = {domain: groups[domain]}
+    if policy_rules is not None and len(groups) > 1:
+        raise fail(f"--rules {rules}: policy rules are one domain's, and these runs are of {len(groups)} domains "
+                   f"({', '.join(groups)}): add --domain NAME")
+    runs = [r for group in groups.values() for r in group]
     opts = MineOptions(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates,
                        dup_agreement=dup_agreement, concurrency=concurrency, max_pairs=max_pairs,
                        llm_label_runs=llm_label_runs)
+    kwargs = dict(options=opts, llm=client, overrides=overrides, rules=policy_rules)
     try:
         if quiet:
-            result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides, rules=policy_rules)
+            results = mine_by_domain(runs, **kwargs)
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           transient=True) as bar:
-                task = bar.add_task("label", total=len(loaded.runs))
-                result = run_mine(loaded.runs, options=opts, llm=client, overrides=overrides, rules=policy_rules,
-                                  progress=lambda m: bar.advance(task, m))
+                task = bar.add_task("label", total=len(runs))
+                results = mine_by_domain(runs, **kwargs, progress=lambda m: bar.advance(task, m))
     except ContrastError as exc:
         raise fail(str(exc)) from None
-    written = write_outputs(result, out)
-    print(f"mined {result.n_runs} runs ({result.n_runs - result.n_failed} passed, {result.n_failed} failed) with "
-          f"{result.mode}: {len(result.candidates)} candidates, {len(result.capabilities)} kept")
+    several = len(results) > 1
+    if several:
+        print(f"{len(results)} domains, each mined on its own into {out}/<domain>/: "
+              + ", ".join(f"{name} ({len(groups[name])} runs)" for name in results))
+    for name, result in results.items():
+        written = write_outputs(result, out / name if several else out)
+        _print_result(result, written, f"{name}: " if several else "")
+
+
+def _print_result(result, written: dict, prefix: str) -> None:
+    """The summary of one domain's mining: counts, each kept capability, LLM usage, warnings, the files written;
+    `prefix` names the domain when several were mined."""
+    print(f"{prefix}mined {result.n_runs} runs ({result.n_runs - result.n_failed} passed, {result.n_failed} failed) "
+          f"with {result.mode}: {len(result.candidates)} candidates, {len(result.capabilities)} kept")
+    reason = result.none_kept_reason()
+    if reason:
+        near = result.closest()
+        print(f"  none kept: {reason}" + ("; the closest:" if near else ""))
+        for r in near:
+            print(f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/{r['resamples']}"
+                  f"\t{r['status']}")
+        print("  (every candidate, with why it was not kept, is in candidates.json and report.md)")
     for spec in result.capabilities:
         ev = spec.evidence
         print(f"  {spec.name}\tcov={ev.cov:.2f}\tdelta={ev.delta:.2f}\tpasses={ev.passes}/{ev.resamples}\t"

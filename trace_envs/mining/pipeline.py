@@ -6,6 +6,9 @@
 
 `runs` may be a list or any iterable (a generator of planted runs, say): only the first `profile_sample` runs are held
 in memory (to build the DomainProfile, the contrast groups and the candidates); the rest are labelled one at a time.
+
+`mine` takes the runs of one domain (a mix raises `MixedDomainsError`): a domain's candidates are built from its own
+tools and policy. `mine_by_domain(runs)` splits runs of several domains and mines each on its own.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from trace_envs.trajectories.results import ResultIndex
 from trace_envs.mining.select import Selection, SelectOptions, select, summary_rows
 from trace_envs.spec.model import CapabilitySpec, Evidence
 from trace_envs.trajectories.models import Run
+
+MIXED_HINT = "mine each domain on its own (mine_by_domain; `trace-envs mine` writes each into OUT/<domain>/, " \
+             "--domain NAME picks one)"
 
 
 class ContrastError(ValueError):
@@ -70,6 +76,25 @@ class MineResult:
     def kept(self) -> list[Candidate]:
         return [self.candidates[j] for j in self.selection.kept]
 
+    def closest(self, top: int = 3) -> list[dict[str, Any]]:
+        """The `top` candidates that came nearest to being kept (most resamples passed, then highest Delta, then
+        Cov), as their summary rows (`name, cov, delta, passes, resamples, status`); candidates that never apply
+        (NA on every run) are left out."""
+        rows = [r for r in self.rows if not r["kept"] and not r["status"].startswith("never applies")]
+        return sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:top]
+
+    def none_kept_reason(self) -> str | None:
+        """Why nothing was kept, in the words of the thresholds (`closest()` gives the candidates that came nearest);
+        None when something was kept."""
+        if self.capabilities:
+            return None
+        o = self.options
+        if not self.candidates:
+            return "no candidate was proposed"
+        if not self.closest():
+            return f"none of the {len(self.candidates)} candidates applies to any run (NA on every run)"
+        return f"no candidate reached Cov >= {o.rho} and Delta >= {o.delta} in at least {o.k} of {o.n} resamples"
+
 
 def contrast_problem(n_runs: int, n_failed: int) -> str | None:
     """Why the data cannot be contrasted, or None."""
@@ -82,6 +107,20 @@ def contrast_problem(n_runs: int, n_failed: int) -> str | None:
         return (f"all {n_runs} runs failed (no passed runs): contrast needs both passed and failed runs to tell which "
                 "behaviours go with failure")
     return None
+
+
+def mine_by_domain(runs: list[Run], **kwargs: Any) -> dict[str, MineResult]:
+    """Mine each domain of `runs` on its own (domain name to its result; `kwargs` as for `mine`, the same for every
+    domain). Every domain is checked for both outcomes before any is mined: ContrastError names the first that lacks
+    them."""
+    from trace_envs.trajectories.profile import split_by_domain
+
+    groups = split_by_domain(runs)
+    for name, group in groups.items():
+        problem = contrast_problem(len(group), sum(not r.success for r in group))
+        if problem:
+            raise ContrastError(f"domain {name}: {problem}" if len(groups) > 1 else problem)
+    return {name: mine(group, **kwargs) for name, group in groups.items()}
 
 
 def _profile(runs: list[Run], overrides: Any = None) -> Any:
@@ -118,6 +157,11 @@ def mine(
     if on_total:
         on_total(total)
     if profile is None:
+        from trace_envs.trajectories.profile import MixedDomainsError, split_by_domain
+
+        domains = split_by_domain(head)
+        if len(domains) > 1:
+            raise MixedDomainsError(domains, hint=MIXED_HINT)
         profile = _profile(head, overrides)
     groups = group_runs(head)
     summary = contrast_summary(groups)

@@ -20,6 +20,7 @@ from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.parse import clean_text, parse_action
 from trace_envs.runtime.scenario import Scenario, ToolError
+from trace_envs.runtime.text_space import SharedText
 from trace_envs.runtime.user import ScriptedUser
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
@@ -104,7 +105,8 @@ class TraceEnv(gym.Env[str, str]):
         self._tools = {t.name: t for t in self.tool_specs}
         self._kinds = {t.name: t.kind for t in self.tool_specs}
         self._schemas = [tool_schema(t) for t in self.tool_specs]
-        self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
+        # SharedText, not Text: async vector envs read Text back from shared memory as padding (see text_space).
+        self.observation_space = SharedText(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=MAX_TEXT, min_length=1, charset=CHARSET)
         self.scenario: Scenario | None = None
         self.class_draw = 0.0

@@ -6,6 +6,7 @@ and reason), then loaded into `CapabilitySpec`. Names are slugs, so nothing in a
 
 from __future__ import annotations
 
+import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -90,6 +91,81 @@ def _depth(value: Any, limit: int) -> int:
     return deepest
 
 
+MAX_MESSAGE = 300
+
+
+def _path(err: jsonschema.ValidationError, prefix: str) -> str:
+    return prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path) or "(root)"
+
+
+def _short(value: Any) -> str:
+    """A value named in a message without printing all of it."""
+    if isinstance(value, dict):
+        keys = ", ".join(map(str, list(value)[:6])) + (", ..." if len(value) > 6 else "")
+        return f"an object with keys {keys}" if value else "an empty object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_of(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _describe(err: jsonschema.ValidationError, prefix: str) -> list[str]:
+    """Each problem of a schema error as `path: sentence`. A tagged union (the check's clauses, tagged by `type`)
+    reports an unknown tag with the valid ones, and a known tag with the problems of that one branch, instead of
+    jsonschema's "<the whole clause> is not valid under any of the given schemas"; an enum miss names the closest
+    value; no message is cut short."""
+    path = _path(err, prefix)
+    schema = err.schema if isinstance(err.schema, dict) else {}
+    tag = schema.get("discriminator") if err.validator == "oneOf" else None
+    if isinstance(tag, dict) and isinstance(err.instance, dict):
+        field, mapping = tag.get("propertyName", "type"), tag.get("mapping", {})
+        value = err.instance.get(field)
+        valid = sorted(mapping)
+        what = "clause type" if ".clauses[" in path else f"`{field}` value"
+        if not isinstance(value, str) or value not in mapping:
+            close = difflib.get_close_matches(str(value), valid, n=1) if isinstance(value, str) else []
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            got = f"no {what} given" if value is None else f"{_short(value)} is not a {what}"
+            return [f"{path}.{field}: {got}; the valid {what}s are {_one_of(valid)}{hint}."]
+        branch = [e for e in err.context
+                  if e.relative_schema_path and schema["oneOf"][e.relative_schema_path[0]].get("$ref") == mapping[value]]
+        if branch:
+            return [line for e in branch for line in _describe(e, prefix)]
+    message = err.message
+    if len(message) > MAX_MESSAGE:
+        message = message.replace(repr(err.instance), _short(err.instance))
+    if err.validator == "enum" and isinstance(err.instance, str):
+        close = difflib.get_close_matches(err.instance, [str(v) for v in err.validator_value], n=1)
+        message += f" (did you mean {close[0]}?)" if close else ""
+    if len(message) > MAX_MESSAGE:
+        message = f"{_short(err.instance)} fails the schema's {err.validator!r} rule"
+    return [f"{path}: {message}"]
+
+
+def _clause_types() -> list[str]:
+    items = json_schema()["$defs"].get("Check", {}).get("properties", {}).get("clauses", {}).get("items", {})
+    return sorted(items.get("discriminator", {}).get("mapping", {}))
+
+
+def _pydantic_problem(e: dict[str, Any], prefix: str) -> str:
+    """One pydantic error as `path: sentence`, the path written like jsonschema's (`.check.clauses[1].ask_pattern`:
+    pydantic's loc also holds the clause's tag after its index, which is no field); a clause without a usable `type`
+    names the valid clause types."""
+    loc, types = list(e["loc"]), set(_clause_types())
+    loc = [p for i, p in enumerate(loc)
+           if not (i >= 2 and loc[i - 2] == "clauses" and isinstance(loc[i - 1], int) and p in types)]
+    path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+    if e["type"] in ("union_tag_not_found", "union_tag_invalid") and "clauses" in e["loc"]:
+        field = e.get("ctx", {}).get("discriminator", "type").strip("'")
+        valid = _clause_types()
+        return f"{path}.{field}: no valid clause type given; the valid clause types are {_one_of(valid)}."
+    return f"{path}: {e['msg']}"
+
+
 def parse_specs(data: Any, source: str = "<spec>") -> list[CapabilitySpec]:
     """Validate already-parsed JSON (one spec or a list) and return the specs, each with its hash set."""
     if _depth(data, MAX_DEPTH) > MAX_DEPTH:
@@ -99,8 +175,7 @@ def parse_specs(data: Any, source: str = "<spec>") -> list[CapabilitySpec]:
     for i, item in enumerate(items):
         prefix = f"[{i}]" if isinstance(data, list) else ""
         for err in sorted(_validator().iter_errors(item), key=lambda e: list(e.absolute_path)):
-            path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-            errors.append(f"{path or '(root)'}: {err.message[:300]}")
+            errors += _describe(err, prefix)
     if errors:
         raise SpecError(source, errors)
     specs: list[CapabilitySpec] = []
@@ -109,10 +184,7 @@ def parse_specs(data: Any, source: str = "<spec>") -> list[CapabilitySpec]:
             spec = CapabilitySpec.model_validate(item)
         except ValidationError as exc:
             prefix = f"[{i}]" if isinstance(data, list) else ""
-            raise SpecError(
-                source,
-                [f"{prefix}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()],
-            ) from None
+            raise SpecError(source, [_pydantic_problem(e, prefix) for e in exc.errors()]) from None
         specs.append(spec.with_hash())
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})

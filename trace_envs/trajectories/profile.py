@@ -6,11 +6,15 @@ reads or writes state. The kind comes from the tool definitions when they carry 
 else it is inferred: first from the tool's name (get_/search_/... read, cancel_/book_/update_/... write, think /
 calculate / transfer_to_* other), then, for names that say nothing, from evidence in the runs: a read-like call
 repeated with identical arguments that returns something different after a call to the tool makes it a write.
+
+A profile covers one domain: its policy and tools. Runs of several domains (a tau2 results folder holds airline and
+retail) are split with `split_by_domain` and profiled apart; `build_profile` refuses a mix (`MixedDomainsError`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,6 +23,7 @@ from typing import Any, Iterable, Literal, Mapping
 import yaml
 from pydantic import BaseModel, Field
 
+from trace_envs.trajectories.errors import TrajectoryFormatError
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
@@ -26,11 +31,15 @@ from trace_envs.trajectories.models import Run, ToolCall
 
 __all__ = [
     "DomainProfile",
+    "MixedDomainsError",
     "OverridesError",
     "ToolProfile",
     "build_profile",
+    "describe_tool",
     "infer_kind_from_name",
     "load_overrides",
+    "run_domain",
+    "split_by_domain",
 ]
 
 ToolKind = Literal["read", "write", "other"]
@@ -61,6 +70,41 @@ class OverridesError(ValueError):
     """A kinds override file that cannot be used."""
 
 
+def run_domain(run: Run) -> str:
+    """The domain `run` belongs to: what its loader put in `meta["domain"]` (tau2's `environment_info.domain_name`,
+    a JSONL run's `domain` field, else one guess per file from its tools), as a slug (lower case, `[a-z0-9_-]`, so it
+    can name a folder); `custom` when there is none."""
+    name = re.sub(r"[^a-z0-9_-]+", "_", str(run.meta.get("domain") or "").lower()).strip("_-")[:41]
+    return name if name[:1].isalpha() else "custom"
+
+
+def split_by_domain(runs: Iterable[Run]) -> dict[str, list[Run]]:
+    """`runs` grouped by `run_domain`, domains in name order, runs in their order."""
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run_domain(run), []).append(run)
+    return dict(sorted(groups.items()))
+
+
+class MixedDomainsError(TrajectoryFormatError):
+    """Runs of several domains were given where one domain's policy and tools are needed.
+
+    One line naming each domain with its run count and files, and how to pick one."""
+
+    def __init__(self, groups: Mapping[str, list[Run]], hint: str = "pass the files of one domain") -> None:
+        """`groups`: domain name to its runs (as `split_by_domain` gives); `hint`: how the caller picks a domain."""
+        self.domains = {name: len(runs) for name, runs in groups.items()}
+        files = sorted({str(r.file) for runs in groups.values() for r in runs if r.file})
+        parts = []
+        for name, runs in groups.items():
+            in_files = sorted({Path(r.file).name for r in runs if r.file})
+            parts.append(f"{name} ({len(runs)} runs" + (f" in {', '.join(in_files)})" if in_files else ")"))
+        message = (f"runs of {len(groups)} domains, which one profile must not merge (each has its own policy and "
+                   f"tools): {'; '.join(parts)}; {hint}")
+        where = files[0] if len(files) == 1 else (os.path.commonpath(files) if files else "runs")
+        super().__init__(where or "runs", None, message)
+
+
 class ToolProfile(BaseModel):
     """One tool as the agent used it."""
 
@@ -68,7 +112,11 @@ class ToolProfile(BaseModel):
     calls: int = 0
     kind: ToolKind = "other"
     kind_source: KindSource = "inferred"
-    description: str | None = Field(default=None, description="From the tool definition, when there is one.")
+    description: str | None = Field(
+        default=None, description="From the tool definition, when there is one; else a sentence built from the name "
+        "and the arguments seen (`describe_tool`)."
+    )
+    description_source: Literal["definition", "generated"] = "generated"
     parameters: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}, "required": []},
         description="JSON Schema of the arguments seen: JSON types per argument, `required` = present in every call.",
@@ -275,6 +323,36 @@ class _Acc:
         return {"type": "object", "properties": props, "required": required}
 
 
+_KIND_CLAUSE = {"read": " It only reads; nothing changes.", "write": " It changes the records.", "other": ""}
+
+
+def _argument(name: str, schema: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
+    return f"{name} ({' or '.join(map(str, kinds))})" if kinds else name
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def describe_tool(name: str, parameters: Mapping[str, Any], kind: str) -> str:
+    """A description for a tool whose source has none: what its name says, the arguments it takes (required ones
+    first, with their JSON types) and whether it reads or writes. `parameters`: the JSON Schema of its arguments;
+    `kind`: read / write / other. E.g. `Cancel reservation, given reservation_id (string). It changes the records.`"""
+    words = " ".join(_tokens(name)) or name
+    props = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+    required = [a for a in parameters.get("required", []) if a in props]
+    optional = [a for a in props if a not in required]
+    parts = []
+    if required:
+        parts.append(_and([_argument(a, props[a]) for a in required]))
+    if optional:
+        parts.append("optionally " + _and([_argument(a, props[a]) for a in optional]))
+    given = f", given {' and '.join(parts)}." if parts else ", with no arguments."
+    return words[0].upper() + words[1:] + given + _KIND_CLAUSE.get(kind, "")
+
+
 def load_overrides(path: str | Path) -> dict[str, str]:
     """Read `{"tool_name": "read"|"write"|"other"}` (or `{"kinds": {...}}`) from a JSON or YAML file."""
     p = Path(path)
@@ -308,8 +386,14 @@ def _check_overrides(data: Any, where: str) -> dict[str, str]:
 
 
 def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None) -> DomainProfile:
-    """Profile the tools the agent called in `runs` (user-requestor calls are left out)."""
+    """Profile the tools the agent called in `runs`, all of one domain (user-requestor calls are left out).
+
+    `overrides`: tool name to read / write / other, or a JSON / YAML file of them. Raises `MixedDomainsError` when the
+    runs belong to several domains (`split_by_domain` them first)."""
     runs = list(runs)
+    groups = split_by_domain(runs)
+    if len(groups) > 1:
+        raise MixedDomainsError(groups)
     if overrides is None:
         kinds_override: dict[str, str] = {}
     elif isinstance(overrides, (str, Path)):
@@ -355,14 +439,16 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         desc = None
         if definition:
             fn = definition.get("function") if isinstance(definition.get("function"), Mapping) else definition
-            desc = fn.get("description") if isinstance(fn.get("description"), str) else None
+            desc = fn.get("description") if isinstance(fn.get("description"), str) and fn["description"].strip() else None
+        parameters = acc.schema()
         tools[name] = ToolProfile(
             name=name,
             calls=acc.calls,
             kind=kind,
             kind_source=source,
-            description=desc,
-            parameters=acc.schema(),
+            description=desc or describe_tool(name, parameters, kind),
+            description_source="definition" if desc else "generated",
+            parameters=parameters,
             examples=acc.examples,
             result_keys=list(acc.result_keys),
             result_example=acc.result_example if acc.has_example else acc.text_example,
@@ -376,8 +462,8 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         tool.result_examples = pools.get(name, [])
         tool.effect = effects.get(name, {})
         tool.arg_sources = sources.get(name, {})
-    domains = Counter(str(r.meta["domain"]) for r in runs if r.meta.get("domain") and r.meta["domain"] != "custom")
-    domain = domains.most_common(1)[0][0] if domains else guess_domain(tools)
+    named = next(iter(groups), "custom")
+    domain = named if named != "custom" else guess_domain(tools)
     return DomainProfile(
         domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants
     )
