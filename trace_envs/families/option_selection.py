@@ -314,7 +314,8 @@ class OptionSelection(Family):
     def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
         """PRESENT when every option the run's writes took from its searches is one the ground truth's write
         chose; LACKING when a write took another searched option; NA without ground truth or such a write."""
-        write, arg, search, field = args["tool"], args["arg"], args["search"], args["field"]
+        write, arg, field = args["tool"], args["arg"], args["field"]
+        searches = set(args.get("searches") or [args["search"]])
         if view.gt_steps is None:
             return "NA"
         wanted = {v for s in view.gt_steps if s.name == write for v in _leaves(s.arguments.get(arg))}
@@ -325,8 +326,8 @@ class OptionSelection(Family):
         for step in view.trace.steps:
             if step.kind != "call" or step.error:
                 continue
-            if step.name == search:
-                searched |= {o[field] for o in options_of(parse_result(step.result), field)}
+            if step.name in searches:
+                searched |= set(listed_ids(parse_result(step.result), field))
             elif step.name == write:
                 picked |= set(_leaves(step.arguments.get(arg))) & searched
         if not picked:
@@ -340,25 +341,29 @@ class OptionSelection(Family):
         if not ctx.has_gt:
             return []
         links, results = option_links(ctx.runs, ctx.profile)
+        grouped: dict[tuple[str, str, str], Counter] = {}
+        for (search, write, arg, field), count in links.items():
+            grouped.setdefault((write, arg, field), Counter())[search] += count
         out = []
-        for (search, write, arg, field), count in sorted(links.items(), key=lambda kv: (-kv[1], kv[0])):
-            if count < MIN_LINKS or write not in ctx.writes or not ctx.gt_counts[write]:
+        for (write, arg, field), searches in sorted(grouped.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+            if sum(searches.values()) < MIN_LINKS or write not in ctx.writes or not ctx.gt_counts[write]:
                 continue
-            params = option_params(results[search], field, ctx.profile.tools[write])
-            if params is None:
-                continue
-            roles = ctx.roles_for(write, search=search, arg=arg)
-            if "read" not in roles or roles.get("key") == arg:
+            # The env's search is the one whose results list options as records; the labeler reads them all.
+            flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
+            params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
+            roles = ctx.roles_for(write, search=flat[0], arg=arg) if flat else {}
+            if params is None or "read" not in roles or roles.get("key") == arg:
                 continue
             out.append(Proposal(
                 name=f"pick_{field}_for_{write}",
-                description=f"Among the options {search} returns, pass to {write} (argument {arg}) the one that meets "
-                "every constraint the user stated (cheapest, a time window, ...), not the first or any other.",
+                description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument {arg}) "
+                "the one that meets every constraint the user stated (cheapest, a time window, ...), not the first "
+                "or any other.",
                 roles=roles,
                 label_check=_write_made(write),
-                label_args={"tool": write, "arg": arg, "search": search, "field": field},
+                label_args={"tool": write, "arg": arg, "search": flat[0], "searches": sorted(searches), "field": field},
                 params=params,
-                results={search: results[search][:50]},
+                results={flat[0]: results[flat[0]][:50]},
             ))
         return out
 
@@ -374,9 +379,21 @@ def _leaves(value: Any) -> list[Any]:
     return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
 
 
+def listed_ids(result: Any, field: str, depth: int = 0) -> list[Any]:
+    """Every value of `field` in a search result's records, however nested (a one-stop search lists pairs)."""
+    if depth > 3:
+        return []
+    if isinstance(result, dict):
+        value = result.get(field)
+        return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
+    if isinstance(result, list):
+        return [v for item in result for v in listed_ids(item, field, depth + 1)]
+    return []
+
+
 def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list[Any]]]:
     """Where writes take an option a search returned, across the runs: (search, write, arg, option id field) -> how
-    many writes did, and each search tool's real results that list options."""
+    many writes did, and each search tool's real results (the lists it returned)."""
     kinds = {n: t.kind for n, t in profile.tools.items()}
     links: Counter = Counter()
     results: dict[str, list[Any]] = {}
@@ -388,20 +405,27 @@ def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list
             kind = kinds.get(c.name)
             if kind == "read":
                 result = parse_result(c.result)
-                if not isinstance(result, list):
+                if not isinstance(result, list) or not result:
                     continue
-                listed = [o for o in result if isinstance(o, dict)]
-                if listed and len(results.setdefault(c.name, [])) < 50:
+                if len(results.setdefault(c.name, [])) < 50:
                     results[c.name].append(result)
-                for option in listed:
+                for option in _records(result):
                     for field, value in option.items():
                         if isinstance(value, str) and any(ch.isdigit() for ch in value):
                             seen[value] = (c.name, field)
             elif kind == "write":
                 for arg, value in c.arguments.items():
                     for leaf in {x for x in _leaves(value) if x in seen}:
-                        links[(*seen[leaf][:1], c.name, arg, seen[leaf][1])] += 1
+                        links[(seen[leaf][0], c.name, arg, seen[leaf][1])] += 1
     return links, results
+
+
+def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
+    if isinstance(result, dict):
+        return [result]
+    if isinstance(result, list) and depth < 3:
+        return [r for item in result for r in _records(item, depth + 1)]
+    return []
 
 
 def option_params(results: list[Any], field: str, write: Any) -> dict[str, Any] | None:
