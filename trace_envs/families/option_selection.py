@@ -152,9 +152,9 @@ class OptionEnv(RecordEnv):
         target = record[key]
         kit.knows(target)
         search_tool = spec.tool(search)
-        search_args = {a: _search_value(search_tool, a, record, rng) for a in search_tool.required}
         args, stated = kit.write_args(write, record, {arg: None})
         stated.pop(arg, None)
+        search_args = {a: _search_value(search_tool, a, record, args, rng) for a in search_tool.required}
         cost_path = _resolve(str(params["cost_field"]), args)
         window_path = str(params["window_field"])
         klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
@@ -211,10 +211,13 @@ def _target_record(kit: Kit, write: str, arg: str) -> dict[str, Any]:
     return record
 
 
-def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], rng) -> Any:
-    """What the user searches by: the record's field of that name (its origin), else one of the argument's examples."""
-    if isinstance(record.get(arg), (str, int, float)) and not isinstance(record.get(arg), bool):
-        return record[arg]
+def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], write_args: dict[str, Any], rng) -> Any:
+    """What the user searches by: the write's argument of that name (the product the order holds), else the record's
+    field of that name (its origin), else one of the argument's examples."""
+    for source in (write_args, record):
+        value = source.get(arg)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return value
     schema = tool.properties.get(arg, {})
     examples = schema.get("examples") if isinstance(schema, dict) else None
     if examples:
@@ -409,15 +412,25 @@ def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list
                     continue
                 if len(results.setdefault(c.name, [])) < 50:
                     results[c.name].append(result)
-                for option in _records(result):
-                    for field, value in option.items():
-                        if isinstance(value, str) and any(ch.isdigit() for ch in value):
-                            seen[value] = (c.name, field)
+                options = _records(result)
+                for field in _identifying(options):
+                    for option in options:
+                        seen[option[field]] = (c.name, field)
             elif kind == "write":
                 for arg, value in c.arguments.items():
                     for leaf in {x for x in _leaves(value) if x in seen}:
                         links[(seen[leaf][0], c.name, arg, seen[leaf][1])] += 1
     return links, results
+
+
+def _identifying(options: list[dict[str, Any]]) -> list[str]:
+    """The fields that tell a result's options apart: id-like strings (with a digit), distinct across them."""
+    if len(options) < 2:
+        return []
+    fields = set.intersection(*(set(o) for o in options))
+    return [f for f in sorted(fields)
+            if all(isinstance(o[f], str) and any(ch.isdigit() for ch in o[f]) for o in options)
+            and len({o[f] for o in options}) == len(options)]
 
 
 def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
