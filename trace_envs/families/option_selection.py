@@ -59,6 +59,7 @@ CLASSES = ("cheapest", "window", "window_cheapest")
 MIN_OPTIONS, MAX_OPTIONS = 4, 6
 MIN_LINKS = 2  # writes taking a searched option's id, across the runs, before the family proposes the pair
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _COST_WORDS = ("price", "cost", "fare", "fee", "amount", "total")
 _WINDOW_WORDS = ("depart", "time", "start", "date", "rating", "duration")
@@ -165,7 +166,7 @@ class OptionEnv(RecordEnv):
         args[arg] = _choice_value(spec.tool(write), arg, answer, option_id, search_args)
         wrong = dict(args, **{arg: _choice_value(spec.tool(write), arg, decoy, option_id, search_args)})
         noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
-        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for a {noun} with "
+        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for {_article(noun)} {noun} with "
                    f"{listing([f'{words(a)} {v}' for a, v in search_args.items()])}. {constraint}")
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
@@ -194,6 +195,10 @@ class OptionEnv(RecordEnv):
             mutants=mutants,
             klass=klass,
         )
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
 def _target_record(kit: Kit, write: str, arg: str) -> dict[str, Any]:
@@ -354,9 +359,13 @@ class OptionSelection(Family):
             # The env's search is the one whose results list options as records; the labeler reads them all.
             flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
             params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
-            roles = ctx.roles_for(write, search=flat[0], arg=arg) if flat else {}
-            if params is None or "read" not in roles or roles.get("key") == arg:
+            # The record the write changes is looked up with another read than the search (the order, not the
+            # product's variants): the read most often called on the write's key before it.
+            pairs = [(n, r, k) for (r, w, k), n in ctx.pairs.items() if w == write and r not in searches and k != arg]
+            if params is None or not pairs:
                 continue
+            _, read, key = max(pairs)
+            roles = {"write": write, "read": read, "key": key, "search": flat[0], "arg": arg}
             out.append(Proposal(
                 name=f"pick_{field}_for_{write}",
                 description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument {arg}) "
@@ -424,13 +433,15 @@ def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list
 
 
 def _identifying(options: list[dict[str, Any]]) -> list[str]:
-    """The fields that tell a result's options apart: id-like strings (with a digit), distinct across them."""
+    """The fields that tell a result's options apart: id-like strings (with a digit, not a time or a date) that vary
+    across them (a one-stop search repeats a leg in several pairs, so distinct is too strict)."""
     if len(options) < 2:
         return []
     fields = set.intersection(*(set(o) for o in options))
     return [f for f in sorted(fields)
-            if all(isinstance(o[f], str) and any(ch.isdigit() for ch in o[f]) for o in options)
-            and len({o[f] for o in options}) == len(options)]
+            if all(isinstance(o[f], str) and any(ch.isdigit() for ch in o[f]) and not _DATE.match(o[f])
+                   and not _CLOCK.match(o[f]) for o in options)
+            and len({o[f] for o in options}) > 1]
 
 
 def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
