@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _family import publish_example, seed_where
+
 from trace_envs.datasets.planted import generate_planted
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.mining.label import label_run
@@ -143,8 +143,8 @@ def test_a_first_listed_agent_that_reads_the_conversation_scores_low(env):
                 "flights": [{"date": day, "flight_number": first}],
                 "payment_id": record["payment_history"][0]["payment_id"]}
         if turn == 3:
-            return f"I will update reservation flights for reservation id {args['reservation_id']} with {json.dumps(args)}. " \
-                   "Do you confirm (yes/no)?"
+            return (f"I will update reservation flights for reservation id {args['reservation_id']} with "
+                    f"{json.dumps(args)}. Do you confirm (yes/no)?")
         return call("update_reservation_flights", **args) if turn == 4 else "Done, have a nice day!"
 
     scores = [run_policy(env, policy, seed)[0] for seed in SEEDS]
@@ -177,7 +177,8 @@ def test_offline_mining_of_tau_bench_airline_proposes_option_selection():
     runs = load_runs([TAU_BENCH]).runs
     prof = build_profile(runs)
     cands = {c.name: c for c in propose_offline(prof, runs) if c.spec.family == "option_selection"}
-    assert set(cands) == {"pick_flight_number_for_update_reservation_flights", "pick_flight_number_for_book_reservation"}
+    assert set(cands) == {"pick_flight_number_for_update_reservation_flights",
+                          "pick_flight_number_for_book_reservation"}
     flights = cands["pick_flight_number_for_update_reservation_flights"]
     assert flights.spec.params["cost_field"] == "prices.{cabin}"
     assert flights.spec.params["window_field"] == "scheduled_departure_time_est"

@@ -72,7 +72,8 @@ class Domain:
         `every`: from every distinct result of the runs (lists too: a search's options), not the profile's sample."""
         spec = tool_spec(self.profile, name, description=DESCRIPTIONS[name])
         if every:
-            distinct = {json.dumps(r, sort_keys=True): r for r in self.results(name) if isinstance(r, (dict, list)) and r}
+            found = [r for r in self.results(name) if isinstance(r, (dict, list)) and r]
+            distinct = {json.dumps(r, sort_keys=True): r for r in found}
             spec.result_examples = [r for r in distinct.values() if pick is None or pick(r)][:50]
         if pick is not None:
             spec.result_examples = [r for r in spec.result_examples if pick(r)]

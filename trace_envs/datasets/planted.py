@@ -620,7 +620,7 @@ PLANTED_RULES = PolicyRules(
 )
 
 
-# ---- planted task kinds beyond the built-in ones ------------------------------------------------------------------------
+# ---- planted task kinds beyond the built-in ones --------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExtraTask:
     """A task kind a family's block adds: its request's arguments, the user's words for it, the evaluator's ground
@@ -641,8 +641,9 @@ SEARCH_VARIANTS = "search_variants"
 EXCHANGE_TOOL = "exchange_order_item"
 _COLORS = ["black", "white", "blue", "red", "green", "grey"]
 _SIZES = ["S", "M", "L", "XL"]
-POLICY += """- An item of a delivered order can be exchanged for another variant of the same product: look the variants up
-  with search_variants and exchange (exchange_order_item) for the one variant that meets everything the user asks for.
+POLICY += """- An item of a delivered order can be exchanged for another variant of the same product: look the variants
+  up with search_variants and exchange (exchange_order_item) for the one variant that meets everything the user asks
+  for.
 """
 TOOLS += [
     _fn(SEARCH_VARIANTS, "List the variants of a product (item id, colour, size, price, rating).", {"product_id": _STR},

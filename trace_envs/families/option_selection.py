@@ -25,8 +25,8 @@ Example episode (airline, change a one-way reservation to the cheapest flight le
     agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "cabin": "economy", ...}
     agent: search_direct_flight(origin=ATL, destination=JFK, date=2024-05-20)
            -> [{"flight_number": "HAT412", "scheduled_departure_time_est": "06:00:00", "prices": {"economy": 101}},
-               {"flight_number": "HAT268", ..."15:00:00", ...{"economy": 164}}, {"flight_number": "HAT090", ..."13:00:00",
-               ...{"economy": 122}}, ...]
+               {"flight_number": "HAT268", ..."15:00:00", ...{"economy": 164}},
+               {"flight_number": "HAT090", ..."13:00:00", ...{"economy": 122}}, ...]
     agent: Here is what I will do: update reservation flights for reservation id QZ7Y2K with {"flights":
            [{"date": "2024-05-20", "flight_number": "HAT090"}], ...}. Do you confirm that I should proceed (yes/no)?
     user:  Yes, please go ahead.
@@ -50,10 +50,9 @@ from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
-from trace_envs.runtime.records import example_for, fixed_positions, get_path, set_path, unique_ids
+from trace_envs.runtime.records import example_for, fixed_positions, get_path, unique_ids
 from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, listing, new_state, words
 from trace_envs.spec.model import ToolSpec
-from trace_envs.trajectories.results import ResultIndex
 
 CLASSES = ("cheapest", "window", "window_cheapest")
 MIN_OPTIONS, MAX_OPTIONS = 4, 6
@@ -166,15 +165,17 @@ class OptionEnv(RecordEnv):
         args[arg] = _choice_value(spec.tool(write), arg, answer, option_id, search_args)
         wrong = dict(args, **{arg: _choice_value(spec.tool(write), arg, decoy, option_id, search_args)})
         noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
-        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for {_article(noun)} {noun} with "
-                   f"{listing([f'{words(a)} {v}' for a, v in search_args.items()])}. {constraint}")
+        searched = listing([f"{words(a)} {v}" for a, v in search_args.items()])
+        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for {_article(noun)} {noun} "
+                   f"with {searched}. {constraint}")
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
         opening += kit.from_record(write, {k: v for k, v in args.items() if k != arg}, stated)
         read, look = kit.read_call(target), call(search, **search_args)
         asks = kit.fact_questions(write)
         steps = kit.write_steps(write, target, args)
-        done = f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. {GOODBYE}"
+        done = (f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. "
+                f"{GOODBYE}")
         mutants = {
             "drop_required_call": [read, *asks, *steps, done],
             "swap_calls": [read, *asks, *steps, look, done],
@@ -257,7 +258,8 @@ def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: s
     real = [str(o[option_id]) for o in pool]
     ids = unique_ids(real[0], n, rng, fixed_positions(sorted(set(real))[:50]))
     for option, new_id in zip(chosen, ids):
-        option[option_id] = new_id if isinstance(option[option_id], str) else int(new_id) if new_id.isdigit() else new_id
+        numeric = not isinstance(option[option_id], str) and new_id.isdigit()
+        option[option_id] = int(new_id) if numeric else new_id
         for a, v in search.items():
             if a in option:
                 option[a] = v
@@ -368,9 +370,9 @@ class OptionSelection(Family):
             roles = {"write": write, "read": read, "key": key, "search": flat[0], "arg": arg}
             out.append(Proposal(
                 name=f"pick_{field}_for_{write}",
-                description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument {arg}) "
-                "the one that meets every constraint the user stated (cheapest, a time window, ...), not the first "
-                "or any other.",
+                description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument "
+                f"{arg}) the one that meets every constraint the user stated (cheapest, a time window, ...), not the "
+                "first or any other.",
                 roles=roles,
                 label_check=_write_made(write),
                 label_args={"tool": write, "arg": arg, "search": flat[0], "searches": sorted(searches), "field": field},
