@@ -654,13 +654,17 @@ TOOLS += [
 ]
 TOOL_KINDS.update({SEARCH_VARIANTS: "read", EXCHANGE_TOOL: "write"})
 PLANTED_DEFICITS["picks_first_option"] = PlantedDeficit(
-    "picks_first_option", "option_selection", (SEARCH_VARIANTS, EXCHANGE_TOOL, "get_order_details"), 0.6,
+    "picks_first_option", "option_selection", (SEARCH_VARIANTS, EXCHANGE_TOOL, "get_order_details"), 0.9,
     "exchanges for the first variant listed instead of the one meeting the user's constraints")
 # Exchanges are writes like the others: the deficits about every write (no confirmation, only the first request done)
 # cover them too.
 for _name in ("no_confirmation", "stops_after_first"):
     PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], tools=WRITE_TOOLS + (EXCHANGE_TOOL,))
-TASK_MIX["exchange"] = 0.24
+TASK_MIX["exchange"] = 0.10
+# Cov is a share of all failed runs, so the exchanges' failures dilute every other deficit's: the two closest to the
+# 0.10 threshold (a forbidden cancel, a missing handoff) are planted a little more often to stay recoverable.
+for _name, _rate in (("forbidden_write", 0.6), ("no_handoff", 0.7)):
+    PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], rate=_rate)
 REQUEST_EXPOSURE["exchange"] = frozenset({"picks_first_option", "no_confirmation"})
 PLANTED_RULES.writes.append(WriteRule(tool=EXCHANGE_TOOL, requires=[
     Condition(path="status", op="in", value=["delivered"], words="only delivered orders can be exchanged")]))
@@ -690,6 +694,9 @@ def _exchange_request(sc: _Scenario, rng: random.Random) -> dict[str, Any]:
         bound = (by_rating[k - 1]["rating"] + by_rating[k]["rating"]) / 2
         answer = min(by_rating[k:], key=lambda v: v["price"])
         words = f"one with a rating above {bound:.2f}, the cheapest of those"
+    if variants[0] is answer:  # the first listed is never the one asked for: taking it is always the deficit
+        j = rng.randrange(1, len(variants))
+        variants[0], variants[j] = variants[j], variants[0]
     return {"order_id": oid, "product_id": item["product_id"], "name": item["name"], "variants": variants,
             "new_item_id": answer["item_id"], "wants": words, "order": sc.orders[oid]}
 
@@ -708,7 +715,7 @@ def _exchange_act(b: _Builder, a: dict[str, Any], flags: dict[str, bool], shown:
     b.call("get_order_details", {"order_id": a["order_id"]}, order)
     b.call(SEARCH_VARIANTS, {"product_id": a["product_id"]}, a["variants"])
     pick = a["new_item_id"]
-    if flags.get("picks_first_option") and a["variants"][0]["item_id"] != pick:
+    if flags.get("picks_first_option"):
         shown.add("picks_first_option")
         pick = a["variants"][0]["item_id"]
     confirm(f"exchange the {a['name']} in order {a['order_id']} for variant {pick}")
