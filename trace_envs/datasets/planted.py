@@ -519,6 +519,9 @@ def _plan_requests(opening: str) -> tuple[str | None, list[_Step]]:
     steps = [_Step(kind=verb, order=oid, args=dict(details)) for verb, oid in _REQUEST.findall(opening)]
     if "address" in opening and "update" in opening.lower():
         steps.append(_Step(kind="address", args=dict(details)))
+    for kind, task in EXTRA_TASKS.items():
+        if task.plan is not None:
+            steps += [_Step(kind=kind, order=oid, args=args) for oid, args in task.plan(opening)]
     if not steps and any(w in opening.lower() for w in _OUT_OF_SCOPE_WORDS):
         steps = [_Step(kind="handoff", order=o) for o in _ORDER.findall(opening)[:1]]
     return (user.group(1) if user else None), steps
@@ -567,6 +570,8 @@ def _next_action(step: _Step, state: dict[str, Any], flags: dict[str, bool], mes
         state["asked"], state["asked_step"] = call_text, step
         return f"I'm about to {summary}. Shall I proceed?"
 
+    if step.kind in EXTRA_TASKS and EXTRA_TASKS[step.kind].next_action is not None:
+        return EXTRA_TASKS[step.kind].next_action(step, flags, messages, confirm_then)
     oid = step.order
     record = _order_record(messages, oid) if oid else None
     if step.kind in ("cancel", "refund", "handoff") and record is None and step.stage == "start":
@@ -625,12 +630,16 @@ PLANTED_RULES = PolicyRules(
 class ExtraTask:
     """A task kind a family's block adds: its request's arguments, the user's words for it, the evaluator's ground
     truth, and the scripted agent's actions (`act(builder, args, flags, shown, confirm)`, adding to `shown` each
-    deficit that showed)."""
+    deficit that showed). As a policy in generated envs (`planted_policy`): `plan(opening)` gives the (order id, args)
+    of each such request in an env's opening, `next_action(step, flags, messages, confirm_then)` the agent's next
+    action on one."""
 
     request: Callable[[_Scenario, random.Random], dict[str, Any]]
     text: Callable[[dict[str, Any]], str]
     truth: Callable[[dict[str, Any]], list[GroundTruthAction]]
     act: Callable[..., None]
+    plan: Callable[[str], list[tuple[str, dict[str, Any]]]] | None = None
+    next_action: Callable[..., str] | None = None
 
 
 EXTRA_TASKS: dict[str, ExtraTask] = {}
@@ -724,4 +733,52 @@ def _exchange_act(b: _Builder, a: dict[str, Any], flags: dict[str, bool], shown:
     b.say(f"The {a['name']} in order {a['order_id']} will be exchanged for variant {pick}.")
 
 
-EXTRA_TASKS["exchange"] = ExtraTask(_exchange_request, _exchange_text, _exchange_truth, _exchange_act)
+_EXCHANGE = re.compile(r"\bexchange the .+? (?:of|in) order (#[A-Z]\d{7})")
+_PRODUCT = re.compile(r"product id (\d+)")
+_RATING = re.compile(r"rating (above|below) (\d+(?:\.\d+)?)")
+
+
+def _exchange_plan(opening: str) -> list[tuple[str, dict[str, Any]]]:
+    """The exchange a generated env's opening asks for: the order, the product, and the constraints in words."""
+    m = _EXCHANGE.search(opening)
+    if m is None:
+        return []
+    product, rating = _PRODUCT.search(opening), _RATING.search(opening)
+    return [(m.group(1), {"product_id": product.group(1) if product else None,
+                          "rating": (rating.group(1), float(rating.group(2))) if rating else None,
+                          "cheapest": "lowest price" in opening or "cheapest" in opening})]
+
+
+def _exchange_next(step: _Step, flags: dict[str, bool], messages: list[dict[str, Any]],
+                   confirm_then: Callable[[str, str], str]) -> str:
+    """Read the order, search its product's variants, take the one meeting the constraints (the first listed with
+    `picks_first_option`), confirm and exchange."""
+    oid = step.order
+    record = _order_record(messages, oid or "")
+    if record is None:
+        return json.dumps({"name": "get_order_details", "arguments": {"order_id": oid}})
+    if record.get("status") != "delivered":
+        step.stage = "done"
+        return f"Order {oid} is {record.get('status')}, not delivered, so its items cannot be exchanged."
+    product = step.args.get("product_id") or (record.get("items") or [{}])[0].get("product_id")
+    found = [json.loads(m["content"]) for m in messages if m.get("role") == "tool" and m.get("name") == SEARCH_VARIANTS]
+    if not found:
+        return json.dumps({"name": SEARCH_VARIANTS, "arguments": {"product_id": product}})
+    variants = [v for v in found[-1] if isinstance(v, dict)]
+    fits = variants
+    if step.args.get("rating"):
+        side, bound = step.args["rating"]
+        fits = [v for v in variants if (v["rating"] > bound if side == "above" else v["rating"] < bound)]
+    if step.args.get("cheapest") and fits:
+        fits = [min(fits, key=lambda v: v["price"])]
+    pick = variants[0] if flags.get("picks_first_option") else (fits[0] if len(fits) == 1 else None)
+    if pick is None:
+        step.stage = "done"
+        return "I'm sorry, I could not find the one variant that meets everything you asked for."
+    args = {"order_id": oid, "product_id": product, "new_item_id": pick["item_id"]}
+    return confirm_then(f"exchange the item in order {oid} for variant {pick['item_id']}",
+                        json.dumps({"name": EXCHANGE_TOOL, "arguments": args}))
+
+
+EXTRA_TASKS["exchange"] = ExtraTask(_exchange_request, _exchange_text, _exchange_truth, _exchange_act,
+                                    _exchange_plan, _exchange_next)
