@@ -76,7 +76,7 @@ def test_another_option_scores_zero(env):
 
 
 def test_habits_succeed_only_on_a_minority(env):
-    """Always the cheapest option is right exactly on the `cheapest` class; always the first listed on few seeds."""
+    """Always the cheapest option is right exactly on the `cheapest` class; the first listed never is."""
     cheapest_right, first_right = [], []
     for seed in SEEDS:
         env.reset(seed=seed)
@@ -88,7 +88,7 @@ def test_habits_succeed_only_on_a_minority(env):
         env.reset(seed=seed)
         assert cheapest_right[-1] == (env.scenario.klass == "cheapest"), seed
     assert sum(cheapest_right) / len(SEEDS) <= 0.4
-    assert sum(first_right) / len(SEEDS) < 0.4
+    assert not any(first_right)
 
 
 def test_pasting_the_options_and_writing_every_option_score_zero(env):
@@ -126,7 +126,7 @@ def test_search_answers_only_the_route_and_day_asked_and_the_write_shows(env):
     assert after["flights"] == env.scenario.bindings["choice"]
 
 
-def test_a_first_listed_agent_that_reads_the_conversation_scores_low(env):
+def test_a_first_listed_agent_that_reads_the_conversation_scores_zero(env):
     """An agent acting on what it sees: reads, searches, confirms, then always writes the first flight listed."""
 
     def policy(e, rng, turn):
@@ -147,8 +147,7 @@ def test_a_first_listed_agent_that_reads_the_conversation_scores_low(env):
                     f"{json.dumps(args)}. Do you confirm (yes/no)?")
         return call("update_reservation_flights", **args) if turn == 4 else "Done, have a nice day!"
 
-    scores = [run_policy(env, policy, seed)[0] for seed in SEEDS]
-    assert set(scores) <= {0.0, 1.0} and sum(scores) / len(scores) < 0.4
+    assert [run_policy(env, policy, seed)[0] for seed in SEEDS] == [0.0] * len(SEEDS)
 
 
 def test_labels_on_planted_runs_follow_the_planted_deficit():

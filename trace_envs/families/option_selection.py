@@ -8,8 +8,9 @@ write argument's value, so `prices.{cabin}` is the price in the reservation's ca
 `params.window_field` (a clock time or a number: "departing before 14:30:00"), or both. Exactly one option meets
 them. The write's argument `arg` must carry that option's `params.option_id`. Scenario classes, balanced by the seed:
 `cheapest` (the lowest cost wins), `window` (the only option inside the bound, never the cheapest) and
-`window_cheapest` (the cheapest inside the bound, while the cheapest overall lies outside), with options listed in a
-random order, so always taking the cheapest or the first listed option succeeds on a minority of episodes. A write
+`window_cheapest` (the cheapest inside the bound, while the cheapest overall lies outside), with five or more options
+listed in a random order but never the right one first, so always taking the cheapest succeeds on a minority of
+episodes and always taking the first listed on none. A write
 with any other option, or several writes, zeroes the score. Bindings: `target`, `chosen`, `choice` (the argument's
 expected value), `options` (every listed option id).
 
@@ -55,7 +56,7 @@ from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, lis
 from trace_envs.spec.model import ToolSpec
 
 CLASSES = ("cheapest", "window", "window_cheapest")
-MIN_OPTIONS, MAX_OPTIONS = 4, 6
+MIN_OPTIONS, MAX_OPTIONS = 5, 8
 MIN_LINKS = 2  # writes taking a searched option's id, across the runs, before the family proposes the pair
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -162,6 +163,9 @@ class OptionEnv(RecordEnv):
                                 max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng)
         answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
         options = [options[int(i)] for i in rng.permutation(len(options))]
+        if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
+            j = int(rng.integers(1, len(options)))
+            options[0], options[j] = options[j], options[0]
         args[arg] = _choice_value(spec.tool(write), arg, answer, option_id, search_args)
         wrong = dict(args, **{arg: _choice_value(spec.tool(write), arg, decoy, option_id, search_args)})
         noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
