@@ -10,13 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
-from _family import publish_example, seed_where
+from _family import EXAMPLES, publish_example, seed_where
 
 from trace_envs.datasets.planted import generate_planted
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.mining.label import label_run
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.runtime.world import call
+from trace_envs.spec.io import load_specs
+from trace_envs.spec.model import CapabilitySpec
 from trace_envs.trajectories.loaders import load_runs
 from trace_envs.trajectories.profile import build_profile
 
@@ -148,6 +150,15 @@ def test_a_first_listed_agent_that_reads_the_conversation_scores_zero(env):
         return call("update_reservation_flights", **args) if turn == 4 else "Done, have a nice day!"
 
     assert [run_policy(env, policy, seed)[0] for seed in SEEDS] == [0.0] * len(SEEDS)
+
+
+def test_a_spec_whose_search_lists_no_real_options_is_refused():
+    spec = load_specs(EXAMPLES / f"{NAME}.json")[0].model_dump(mode="json")
+    search = next(t for t in spec["tools"] if t["name"] == "search_direct_flight")
+    search["result_examples"], search["result_example"] = [], None
+    with pytest.raises(ValueError, match="tools.search_direct_flight.result_examples list 0 options with a "
+                                         "flight_number field"):
+        CapabilitySpec.model_validate(spec)
 
 
 def test_labels_on_planted_runs_follow_the_planted_deficit():

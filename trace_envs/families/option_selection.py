@@ -325,6 +325,18 @@ class OptionSelection(Family):
                    description="no write with another option (or on another record)"),
         ])
 
+    def problems(self, spec: Any) -> list[str]:
+        out = super().problems(spec)
+        search, option_id = spec.roles.get("search"), spec.params.get("option_id")
+        if out or not search or not option_id:
+            return out
+        tool = spec.tool(search)
+        listed = [o for r in [*tool.result_examples, tool.result_example] for o in options_of(r, str(option_id))]
+        if len(listed) < MIN_OPTIONS:
+            out.append(f"tools.{search}.result_examples list {len(listed)} options with a {option_id} field; the "
+                       f"scenarios are built from real options and need at least {MIN_OPTIONS}")
+        return out
+
     def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
         """PRESENT when every option the run's writes took from its searches is one the ground truth's write
         chose; LACKING when a write took another searched option; NA without ground truth or such a write."""
