@@ -56,6 +56,18 @@ ARG_DESCRIPTIONS = {
 }
 
 
+# tau-bench's schema of one flight in update_reservation_flights' `flights` (the profile sees only "array").
+FLIGHT_ITEM = {
+    "type": "object",
+    "properties": {
+        "flight_number": {"type": "string", "description": "Flight number, such as 'HAT001'."},
+        "date": {"type": "string", "description": "The date for the flight in the format 'YYYY-MM-DD', such as "
+                 "'2024-05-01'."},
+    },
+    "required": ["flight_number", "date"],
+}
+
+
 class Domain:
     """The airline runs, their profile and the wiki, with helpers to cut tools and policy excerpts from them."""
 
@@ -140,6 +152,7 @@ def build(data: Path) -> list[CapabilitySpec]:
     # The new flights keep the reservation's cabin, as the policy requires: the cabin is read off the reservation.
     new_flight = d.tool("update_reservation_flights")
     new_flight.arg_sources = {**new_flight.arg_sources, "cabin": "cabin"}
+    new_flight.properties["flights"]["items"] = FLIGHT_ITEM
     invariants = d.profile.invariants.get(read.name, [])
     rw = lambda write: {"read": read.name, "write": write.name, "key": KEY}  # noqa: E731
     confirm = "Before taking any actions that update the booking database"
