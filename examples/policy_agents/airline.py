@@ -10,7 +10,9 @@ It reads only what any agent sees (the conversation, tool results, tool schemas)
 - basic economy flights cannot be modified; checked bags can be added, not removed;
 - before any write it lists the action's details and asks for an explicit yes, and does nothing after a no;
 - arguments the user does not give ("use the one on my reservation") are read off the reservation;
-- it answers questions about reservations from the records, after reading them.
+- it answers questions about reservations from the records, after reading them;
+- asked to change a flight to one meeting constraints, it searches the route and date the user gives and picks the
+  one flight that meets all of them (a departure time window, the lowest price in the reservation's cabin).
 
 `policy(env, rng, turn)` has the signature of trace_envs' scripted policies (`trace_envs.generate.policies`): validate
 an airline env with it (`validate_env(cls, extra_agents={"airline_policy": policy})`).
@@ -28,6 +30,8 @@ _ID = re.compile(r"\b[A-Z0-9]{6}\b")
 _RESERVATION = re.compile(r"\breservations?(?: id)?:? ([A-Z0-9]{6})\b")
 _USER = re.compile(r"user id is ([a-z]+_[a-z]+_\d+)", re.I)
 COVERED = ("health", "weather")
+_SEARCH = re.compile(r"with origin ([A-Z]{3}), destination ([A-Z]{3}) and date (\d{4}-\d{2}-\d{2})")
+_WINDOW = re.compile(r"departure time(?: est)? (before|after) (\d{1,2}:\d{2}(?::\d{2})?)")
 
 
 def _days(date: str) -> str:
@@ -101,6 +105,12 @@ def _plan(env, memory: _Memory) -> None:
         memory.tasks = [_Task(kind="info", details={"question": opening})]
     elif "could you tell me" in lowered and len(ids) >= 2:
         memory.tasks = [_Task(kind="aggregate", details={"question": opening, "ids": ids})]
+    elif _SEARCH.search(opening):
+        origin, destination, date = _SEARCH.search(opening).groups()
+        window = _WINDOW.search(opening)
+        memory.tasks = [_Task(kind="pick_flight", target=i, details={
+            "search": {"origin": origin, "destination": destination, "date": date},
+            "window": window.groups() if window else None, "cheapest": "lowest price" in lowered}) for i in ids[:1]]
     elif "cancel" in lowered:
         memory.tasks = [_Task(kind="cancel", target=i) for i in ids]
     elif "flights" in lowered:
@@ -185,7 +195,19 @@ def act(env, memory: _Memory) -> str:
                 task.stage = "done"
                 return f"I'm sorry, but I can't cancel reservation {task.target}: {why}, so our policy does not allow it."
             return _ask(task, "cancel_reservation", {"reservation_id": task.target}, memory)
-        if task.kind == "update_flights":
+        if task.kind == "pick_flight" and record.get("cabin") != "basic_economy":
+            flights = _searched(env)
+            if flights is None:
+                return _call("search_direct_flight", **task.details["search"])
+            best = _pick(flights, task.details, record.get("cabin", "economy"))
+            if best is None:
+                task.stage = "done"
+                return "I'm sorry, but none of the flights on that day meets everything you asked for."
+            args = _args_for(env, "update_reservation_flights", record, {
+                "cabin": record.get("cabin"),
+                "flights": [{"flight_number": best["flight_number"], "date": task.details["search"]["date"]}]})
+            return _ask(task, "update_reservation_flights", args, memory)
+        if task.kind in ("update_flights", "pick_flight"):
             if record.get("cabin") == "basic_economy":
                 task.stage = "done"
                 return (f"I'm sorry, but I can't change the flights of reservation {task.target}: it is a basic "
@@ -201,6 +223,38 @@ def act(env, memory: _Memory) -> str:
                                                                        task.details), memory)
     memory.finished = True
     return "Thank you. Is there anything else? If not, have a nice day!"
+
+
+def _searched(env) -> list[dict[str, Any]] | None:
+    """The flights of the latest search in the conversation (None before any search)."""
+    out = None
+    for m in _messages(env):
+        if m["role"] == "tool" and m.get("name") == "search_direct_flight" and isinstance(m.get("content"), str):
+            try:
+                data = json.loads(m["content"])
+            except ValueError:
+                continue
+            if isinstance(data, list):
+                out = [f for f in data if isinstance(f, dict)]
+    return out
+
+
+def _minutes(clock: str) -> int:
+    parts = [int(p) for p in clock.split(":")]
+    return parts[0] * 60 + parts[1]
+
+
+def _pick(flights: list[dict[str, Any]], details: dict[str, Any], cabin: str) -> dict[str, Any] | None:
+    """The one flight meeting the user's constraints: inside the departure window, the cheapest in the cabin."""
+    ok = [f for f in flights if f.get("status", "available") == "available"]
+    if details.get("window"):
+        side, bound = details["window"]
+        when = lambda f: _minutes(f["scheduled_departure_time_est"]) * 60  # noqa: E731
+        limit = sum(int(p) * m for p, m in zip(bound.split(":"), (3600, 60, 1)))
+        ok = [f for f in ok if (when(f) < limit if side == "before" else when(f) > limit)]
+    if len(ok) > 1 and not details.get("cheapest"):
+        return None  # the user's constraints do not single one out: ask rather than guess
+    return min(ok, key=lambda f: f.get("prices", {}).get(cabin, float("inf"))) if ok else None
 
 
 def _ask(task: _Task, tool: str, args: dict[str, Any], memory: _Memory) -> str:

@@ -34,6 +34,7 @@ DESCRIPTIONS = {
     "cancel_reservation": "Cancel the whole reservation.",
     "update_reservation_baggages": "Update the baggage information of a reservation.",
     "update_reservation_flights": "Update the flight information of a reservation.",
+    "search_direct_flight": "Search direct flights between two cities on a specific date.",
     "transfer_to_human_agents": (
         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if the user explicitly "
         "asks for a human agent, or if the user's issue cannot be resolved by the agent with the available tools."
@@ -49,6 +50,21 @@ ARG_DESCRIPTIONS = {
     "Even if the a flight segment is not changed, it should still be included in the array.",
     "cabin": "The cabin class of the reservation.",
     "summary": "A summary of the user's issue.",
+    "origin": "The origin city airport in three letters, such as 'JFK'.",
+    "destination": "The destination city airport in three letters, such as 'LAX'.",
+    "date": "The date of the flight in the format 'YYYY-MM-DD', such as '2024-01-01'.",
+}
+
+
+# tau-bench's schema of one flight in update_reservation_flights' `flights` (the profile sees only "array").
+FLIGHT_ITEM = {
+    "type": "object",
+    "properties": {
+        "flight_number": {"type": "string", "description": "Flight number, such as 'HAT001'."},
+        "date": {"type": "string", "description": "The date for the flight in the format 'YYYY-MM-DD', such as "
+                 "'2024-05-01'."},
+    },
+    "required": ["flight_number", "date"],
 }
 
 
@@ -63,9 +79,14 @@ class Domain:
     def results(self, name: str) -> list[Any]:
         return [parse_result(c.result) for r in self.runs for c in r.agent_calls if c.name == name and not c.error]
 
-    def tool(self, name: str, pick: Callable[[Any], bool] | None = None) -> ToolSpec:
-        """The tool with tau-bench's descriptions; `pick` chooses which real records its scenarios start from."""
+    def tool(self, name: str, pick: Callable[[Any], bool] | None = None, every: bool = False) -> ToolSpec:
+        """The tool with tau-bench's descriptions; `pick` chooses which real records its scenarios start from;
+        `every`: from every distinct result of the runs (lists too: a search's options), not the profile's sample."""
         spec = tool_spec(self.profile, name, description=DESCRIPTIONS[name])
+        if every:
+            found = [r for r in self.results(name) if isinstance(r, (dict, list)) and r]
+            distinct = {json.dumps(r, sort_keys=True): r for r in found}
+            spec.result_examples = [r for r in distinct.values() if pick is None or pick(r)][:50]
         if pick is not None:
             spec.result_examples = [r for r in spec.result_examples if pick(r)]
             spec.result_example = spec.result_examples[0] if spec.result_examples else spec.result_example
@@ -91,6 +112,13 @@ class Domain:
 def active(r: Any) -> bool:
     """A reservation that is not cancelled: the shape a lookup usually returns."""
     return isinstance(r, dict) and "status" not in r
+
+
+def one_way_direct(r: Any) -> bool:
+    """An active one-way reservation of one flight that the policy lets the user change (not basic economy): a
+    direct flight found by a search can replace its flight."""
+    return (active(r) and r.get("flight_type") == "one_way" and len(r.get("flights", [])) == 1
+            and r.get("cabin") != "basic_economy")
 
 
 RULES = load_rules(HERE.parent / "rules" / "airline.yaml")
@@ -119,6 +147,12 @@ def build(data: Path) -> list[CapabilitySpec]:
     baggages = d.tool("update_reservation_baggages")
     flights = d.tool("update_reservation_flights")
     transfer = d.tool("transfer_to_human_agents")
+    search = d.tool("search_direct_flight", every=True)
+    read_one_way = d.tool("get_reservation_details", one_way_direct, every=True)
+    # The new flights keep the reservation's cabin, as the policy requires: the cabin is read off the reservation.
+    new_flight = d.tool("update_reservation_flights")
+    new_flight.arg_sources = {**new_flight.arg_sources, "cabin": "cabin"}
+    new_flight.properties["flights"]["items"] = FLIGHT_ITEM
     invariants = d.profile.invariants.get(read.name, [])
     rw = lambda write: {"read": read.name, "write": write.name, "key": KEY}  # noqa: E731
     confirm = "Before taking any actions that update the booking database"
@@ -219,6 +253,24 @@ def build(data: Path) -> list[CapabilitySpec]:
             d.policy(confirm, "You should transfer the user to a human agent if and only if", *cancel_rules),
             "Call get_reservation_details first; if a flight of the trip is dated before today, transfer to a human.",
             invariants,
+        ),
+        spec(
+            "airline_pick_flight_meeting_constraints",
+            "When the user wants their flight changed to one meeting their constraints (the cheapest, a departure "
+            "time window, or the cheapest within a window), search the direct flights on the route and date they give, "
+            "pick the one flight that meets every constraint (not the first listed or the cheapest by habit), and "
+            "update the reservation with it after the user confirms.",
+            "option_selection", [read_one_way, search, new_flight],
+            {**rw(new_flight), "search": search.name, "arg": "flights"},
+            d.policy(confirm, "The agent must first obtain the user id and the reservation id.",
+                     "Change flights: Basic economy flights cannot be modified.",
+                     "You should not provide any information, knowledge, or procedures"),
+            "Search with search_direct_flight, compare every flight's departure time and price in the reservation's "
+            "cabin against what the user asked, and pass only the flight that meets all of it.",
+            invariants, params={
+                "option_id": "flight_number", "cost_field": "prices.{cabin}",
+                "window_field": "scheduled_departure_time_est", "cost_label": "price", "window_label": "departure time",
+            },
         ),
     ]
 

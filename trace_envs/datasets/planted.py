@@ -11,6 +11,7 @@ OpenAI-messages JSONL (`write_jsonl`) that `trace_envs.trajectories.loaders.load
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -200,6 +201,8 @@ def _orders(sc: _Scenario, status: str) -> list[str]:
 
 
 def _requests(kind: str, sc: _Scenario, rng: random.Random) -> list[tuple[str, dict[str, Any]]]:
+    if kind in EXTRA_TASKS:
+        return [(kind, EXTRA_TASKS[kind].request(sc, rng))]
     pending, delivered = _orders(sc, "pending"), _orders(sc, "delivered")
     new_addr = f"{rng.randint(1, 999)} {rng.choice(_STREETS)}, {rng.choice(_CITIES)[0]}, TX 78{rng.randint(100, 999)}"
     one = {
@@ -221,6 +224,8 @@ def _requests(kind: str, sc: _Scenario, rng: random.Random) -> list[tuple[str, d
 
 
 def _request_text(kind: str, a: dict[str, Any], rng: random.Random) -> str:
+    if kind in EXTRA_TASKS:
+        return EXTRA_TASKS[kind].text(a)
     if kind == "cancel":
         return f"cancel order {a['order_id']} because it is {a['reason']}"
     if kind == "forbidden":  # the user knows the order arrived: the request itself tells a router what is at stake
@@ -236,7 +241,9 @@ def _ground_truth(reqs: list[tuple[str, dict[str, Any]]], sc: _Scenario) -> list
     """What the evaluator expects for every request (a forbidden cancel expects nothing)."""
     gt = []
     for rk, a in reqs:
-        if rk == "cancel":
+        if rk in EXTRA_TASKS:
+            gt += EXTRA_TASKS[rk].truth(a)
+        elif rk == "cancel":
             gt.append(GroundTruthAction(name="cancel_order", arguments={"order_id": a["order_id"], "reason": a["reason"]}))
         elif rk == "refund":
             o = sc.orders[a["order_id"]]
@@ -314,6 +321,8 @@ def _simulate(run_idx: int, rng: random.Random, rates: dict[str, float], decoy_r
             b.call("refund_order", {"order_id": oid, "payment_method_id": pm, "amount": order["total"]},
                    {**order, "status": "refunded"})
             b.say(f"The refund of ${order['total']} for order {oid} has been issued.")
+        elif rk in EXTRA_TASKS:
+            EXTRA_TASKS[rk].act(b, a, flags, shown, confirm)
         elif rk == "address":
             confirm(f"update your address to {a['address']}")
             b.call("update_address", {"user_id": sc.user_id, "address": a["address"]},
@@ -510,6 +519,9 @@ def _plan_requests(opening: str) -> tuple[str | None, list[_Step]]:
     steps = [_Step(kind=verb, order=oid, args=dict(details)) for verb, oid in _REQUEST.findall(opening)]
     if "address" in opening and "update" in opening.lower():
         steps.append(_Step(kind="address", args=dict(details)))
+    for kind, task in EXTRA_TASKS.items():
+        if task.plan is not None:
+            steps += [_Step(kind=kind, order=oid, args=args) for oid, args in task.plan(opening)]
     if not steps and any(w in opening.lower() for w in _OUT_OF_SCOPE_WORDS):
         steps = [_Step(kind="handoff", order=o) for o in _ORDER.findall(opening)[:1]]
     return (user.group(1) if user else None), steps
@@ -558,6 +570,8 @@ def _next_action(step: _Step, state: dict[str, Any], flags: dict[str, bool], mes
         state["asked"], state["asked_step"] = call_text, step
         return f"I'm about to {summary}. Shall I proceed?"
 
+    if step.kind in EXTRA_TASKS and EXTRA_TASKS[step.kind].next_action is not None:
+        return EXTRA_TASKS[step.kind].next_action(step, flags, messages, confirm_then)
     oid = step.order
     record = _order_record(messages, oid) if oid else None
     if step.kind in ("cancel", "refund", "handoff") and record is None and step.stage == "start":
@@ -609,3 +623,162 @@ PLANTED_RULES = PolicyRules(
             Condition(path="status", op="in", value=["delivered"], words="refunds are for delivered orders")]),
     ],
 )
+
+
+# ---- planted task kinds beyond the built-in ones --------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExtraTask:
+    """A task kind a family's block adds: its request's arguments, the user's words for it, the evaluator's ground
+    truth, and the scripted agent's actions (`act(builder, args, flags, shown, confirm)`, adding to `shown` each
+    deficit that showed). As a policy in generated envs (`planted_policy`): `plan(opening)` gives the (order id, args)
+    of each such request in an env's opening, `next_action(step, flags, messages, confirm_then)` the agent's next
+    action on one."""
+
+    request: Callable[[_Scenario, random.Random], dict[str, Any]]
+    text: Callable[[dict[str, Any]], str]
+    truth: Callable[[dict[str, Any]], list[GroundTruthAction]]
+    act: Callable[..., None]
+    plan: Callable[[str], list[tuple[str, dict[str, Any]]]] | None = None
+    next_action: Callable[..., str] | None = None
+
+
+EXTRA_TASKS: dict[str, ExtraTask] = {}
+
+
+# ---- option selection (family option_selection): exchange an item for the variant meeting the user's constraints ----
+SEARCH_VARIANTS = "search_variants"
+EXCHANGE_TOOL = "exchange_order_item"
+_COLORS = ["black", "white", "blue", "red", "green", "grey"]
+_SIZES = ["S", "M", "L", "XL"]
+POLICY += """- An item of a delivered order can be exchanged for another variant of the same product: look the variants
+  up with search_variants and exchange (exchange_order_item) for the one variant that meets everything the user asks
+  for.
+"""
+TOOLS += [
+    _fn(SEARCH_VARIANTS, "List the variants of a product (item id, colour, size, price, rating).", {"product_id": _STR},
+        ["product_id"]),
+    _fn(EXCHANGE_TOOL, "Exchange a delivered order's item for another variant of the same product. This changes the "
+        "database.", {"order_id": _STR, "product_id": _STR, "new_item_id": _STR},
+        ["order_id", "product_id", "new_item_id"]),
+]
+TOOL_KINDS.update({SEARCH_VARIANTS: "read", EXCHANGE_TOOL: "write"})
+PLANTED_DEFICITS["picks_first_option"] = PlantedDeficit(
+    "picks_first_option", "option_selection", (SEARCH_VARIANTS, EXCHANGE_TOOL, "get_order_details"), 0.9,
+    "exchanges for the first variant listed instead of the one meeting the user's constraints")
+# Exchanges are writes like the others: the deficits about every write (no confirmation, only the first request done)
+# cover them too.
+for _name in ("no_confirmation", "stops_after_first"):
+    PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], tools=WRITE_TOOLS + (EXCHANGE_TOOL,))
+TASK_MIX["exchange"] = 0.10
+# Cov is a share of all failed runs, so the exchanges' failures dilute every other deficit's: the two closest to the
+# 0.10 threshold (a forbidden cancel, a missing handoff) are planted a little more often to stay recoverable.
+for _name, _rate in (("forbidden_write", 0.6), ("no_handoff", 0.7)):
+    PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], rate=_rate)
+REQUEST_EXPOSURE["exchange"] = frozenset({"picks_first_option", "no_confirmation"})
+PLANTED_RULES.writes.append(WriteRule(tool=EXCHANGE_TOOL, requires=[
+    Condition(path="status", op="in", value=["delivered"], words="only delivered orders can be exchanged")]))
+
+
+def _exchange_request(sc: _Scenario, rng: random.Random) -> dict[str, Any]:
+    """A delivered order's first item, five variants of its product (distinct prices and ratings), and the user's
+    constraints: the cheapest; a rating bound only one variant (not the cheapest) meets; or the cheapest above a
+    bound the cheapest variant misses. The same three classes as the option-selection envs."""
+    oid = _orders(sc, "delivered")[0]
+    item = sc.orders[oid]["items"][0]
+    prices = rng.sample(range(1500, 30000), 5)
+    ratings = rng.sample(range(30, 50), 5)
+    variants = [{"item_id": str(rng.randint(10**9, 10**10 - 1)), "product_id": item["product_id"],
+                 "color": rng.choice(_COLORS), "size": rng.choice(_SIZES), "price": p / 100, "rating": r / 10}
+                for p, r in zip(prices, ratings)]
+    cheapest = min(variants, key=lambda v: v["price"])
+    by_rating = sorted(variants, key=lambda v: v["rating"])
+    klass = rng.choice(["cheapest", "window", "window_cheapest"])
+    if klass == "cheapest" or cheapest is by_rating[-1]:
+        answer, words = cheapest, "the cheapest one"
+    elif klass == "window":
+        bound = (by_rating[-2]["rating"] + by_rating[-1]["rating"]) / 2
+        answer, words = by_rating[-1], f"one with a rating above {bound:.2f}"
+    else:
+        k = by_rating.index(cheapest) + 1  # the bound sits just above the cheapest variant's rating
+        bound = (by_rating[k - 1]["rating"] + by_rating[k]["rating"]) / 2
+        answer = min(by_rating[k:], key=lambda v: v["price"])
+        words = f"one with a rating above {bound:.2f}, the cheapest of those"
+    if variants[0] is answer:  # the first listed is never the one asked for: taking it is always the deficit
+        j = rng.randrange(1, len(variants))
+        variants[0], variants[j] = variants[j], variants[0]
+    return {"order_id": oid, "product_id": item["product_id"], "name": item["name"], "variants": variants,
+            "new_item_id": answer["item_id"], "wants": words, "order": sc.orders[oid]}
+
+
+def _exchange_text(a: dict[str, Any]) -> str:
+    return f"exchange the {a['name']} in order {a['order_id']} for another variant: I want {a['wants']}"
+
+
+def _exchange_truth(a: dict[str, Any]) -> list[GroundTruthAction]:
+    return [GroundTruthAction(name=EXCHANGE_TOOL, arguments={
+        "order_id": a["order_id"], "product_id": a["product_id"], "new_item_id": a["new_item_id"]})]
+
+
+def _exchange_act(b: _Builder, a: dict[str, Any], flags: dict[str, bool], shown: set[str], confirm: Callable) -> None:
+    order = a["order"]
+    b.call("get_order_details", {"order_id": a["order_id"]}, order)
+    b.call(SEARCH_VARIANTS, {"product_id": a["product_id"]}, a["variants"])
+    pick = a["new_item_id"]
+    if flags.get("picks_first_option"):
+        shown.add("picks_first_option")
+        pick = a["variants"][0]["item_id"]
+    confirm(f"exchange the {a['name']} in order {a['order_id']} for variant {pick}")
+    args = {"order_id": a["order_id"], "product_id": a["product_id"], "new_item_id": pick}
+    b.call(EXCHANGE_TOOL, args, {**order, "exchanged_for": pick})
+    b.say(f"The {a['name']} in order {a['order_id']} will be exchanged for variant {pick}.")
+
+
+_EXCHANGE = re.compile(r"\bexchange the .+? (?:of|in) order (#[A-Z]\d{7})")
+_PRODUCT = re.compile(r"product id (\d+)")
+_RATING = re.compile(r"rating (above|below) (\d+(?:\.\d+)?)")
+
+
+def _exchange_plan(opening: str) -> list[tuple[str, dict[str, Any]]]:
+    """The exchange a generated env's opening asks for: the order, the product, and the constraints in words."""
+    m = _EXCHANGE.search(opening)
+    if m is None:
+        return []
+    product, rating = _PRODUCT.search(opening), _RATING.search(opening)
+    return [(m.group(1), {"product_id": product.group(1) if product else None,
+                          "rating": (rating.group(1), float(rating.group(2))) if rating else None,
+                          "cheapest": "lowest price" in opening or "cheapest" in opening})]
+
+
+def _exchange_next(step: _Step, flags: dict[str, bool], messages: list[dict[str, Any]],
+                   confirm_then: Callable[[str, str], str]) -> str:
+    """Read the order, search its product's variants, take the one meeting the constraints (the first listed with
+    `picks_first_option`), confirm and exchange."""
+    oid = step.order
+    record = _order_record(messages, oid or "")
+    if record is None:
+        return json.dumps({"name": "get_order_details", "arguments": {"order_id": oid}})
+    if record.get("status") != "delivered":
+        step.stage = "done"
+        return f"Order {oid} is {record.get('status')}, not delivered, so its items cannot be exchanged."
+    product = step.args.get("product_id") or (record.get("items") or [{}])[0].get("product_id")
+    found = [json.loads(m["content"]) for m in messages if m.get("role") == "tool" and m.get("name") == SEARCH_VARIANTS]
+    if not found:
+        return json.dumps({"name": SEARCH_VARIANTS, "arguments": {"product_id": product}})
+    variants = [v for v in found[-1] if isinstance(v, dict)]
+    fits = variants
+    if step.args.get("rating"):
+        side, bound = step.args["rating"]
+        fits = [v for v in variants if (v["rating"] > bound if side == "above" else v["rating"] < bound)]
+    if step.args.get("cheapest") and fits:
+        fits = [min(fits, key=lambda v: v["price"])]
+    pick = variants[0] if flags.get("picks_first_option") else (fits[0] if len(fits) == 1 else None)
+    if pick is None:
+        step.stage = "done"
+        return "I'm sorry, I could not find the one variant that meets everything you asked for."
+    args = {"order_id": oid, "product_id": product, "new_item_id": pick["item_id"]}
+    return confirm_then(f"exchange the item in order {oid} for variant {pick['item_id']}",
+                        json.dumps({"name": EXCHANGE_TOOL, "arguments": args}))
+
+
+EXTRA_TASKS["exchange"] = ExtraTask(_exchange_request, _exchange_text, _exchange_truth, _exchange_act,
+                                    _exchange_plan, _exchange_next)

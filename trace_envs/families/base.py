@@ -37,7 +37,9 @@ class Proposal:
     """One candidate capability a family proposes over a domain: what the miner turns into a CapabilitySpec.
 
     `label_check` is the portable check (no `$var`) that labels real runs; `label_args` tells the family's labeler what
-    the candidate is about (e.g. `{"tool": "cancel_order"}`); `params` left out are inferred from the runs."""
+    the candidate is about (e.g. `{"tool": "cancel_order"}`); `params` left out are inferred from the runs;
+    `results[tool]` are real results of a tool to build scenarios from where the profile keeps none (it keeps record
+    results, not the option lists a search returns)."""
 
     name: str
     description: str
@@ -46,6 +48,7 @@ class Proposal:
     label_args: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] | None = None
     extra_tools: list[str] = field(default_factory=list)
+    results: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,7 +57,8 @@ class ProposalContext:
 
     `pairs[(read, write, key)]` counts writes preceded by that read with the same value of `key`; `gt_counts[tool]` and
     `gt_numeric[tool][arg]` count the agent's ground-truth actions and their numeric arguments (empty without ground
-    truth). `reads`, `writes` and `handoffs` are the tools worth proposing over (called at least `min_calls` times)."""
+    truth). `reads`, `writes` and `handoffs` are the tools worth proposing over (called at least `min_calls` times);
+    `runs` are the runs themselves (the profile's sample), for families that read what the index does not keep."""
 
     profile: Any
     index: ResultIndex
@@ -66,6 +70,7 @@ class ProposalContext:
     writes: list[str]
     handoffs: list[str]
     rules: Any = None
+    runs: list[Any] = field(default_factory=list)
 
     def args(self, tool: str) -> list[str]:
         """Argument names of `tool` as the profile saw them."""

@@ -91,6 +91,9 @@ class _Builder:
         except Exception:  # roles the family cannot use: the portable check stands in
             check = p.label_check
         specs = [tool_spec(self.profile, t) for t in tools]
+        for s in specs:
+            if p.results.get(s.name) and not s.result_examples:
+                s.result_examples = list(p.results[s.name])[:50]
         writes = [t.name for t in specs if t.kind == "write"]
         handoffs = [t for k, t in p.roles.items() if k == "handoff"]
         terms = [str(params.get("field", "")).split(".")[-1], *map(str, params.get("blocked", []))]
@@ -155,7 +158,7 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: P
     return ProposalContext(
         profile=profile, index=ResultIndex(runs, kinds), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],
-        handoffs=handoffs, rules=rules,
+        handoffs=handoffs, rules=rules, runs=runs,
     )
 
 

@@ -1,0 +1,520 @@
+"""Option selection under the user's constraints: search, pick the one option that meets everything the user said,
+then write with it.
+
+The user asks for a write on one of their records (role `key` of `write`, looked up with `read`) that needs an option
+found with the `search` tool (a flight, a product variant): the search returns several options, and the user states
+their constraints in words: the lowest `params.cost_field` (a dotted path of each option; a `{arg}` segment is the
+write argument's value, so `prices.{cabin}` is the price in the reservation's cabin), a bound on
+`params.window_field` (a clock time or a number: "departing before 14:30:00"), or both. Exactly one option meets
+them. The write's argument `arg` must carry that option's `params.option_id`. Scenario classes, balanced by the seed:
+`cheapest` (the lowest cost wins), `window` (the only option inside the bound, never the cheapest) and
+`window_cheapest` (the cheapest inside the bound, while the cheapest overall lies outside), with five or more options
+listed in a random order but never the right one first, so always taking the cheapest succeeds on a minority of
+episodes and always taking the first listed on none. A write
+with any other option, or several writes, zeroes the score. Bindings: `target`, `chosen`, `choice` (the argument's
+expected value), `options` (every listed option id).
+
+Options are real search results (real prices, times, seats) under fresh ids, with the fields named like a search
+argument (origin, destination) set to the scenario's search; the search answers with them only when called with the
+arguments the user stated, and with an empty list otherwise.
+
+Example episode (airline, change a one-way reservation to the cheapest flight leaving after noon):
+
+    user:  Hi! My user id is omar_davis_3817. I'd like to update the flights of reservation QZ7Y2K. I'm looking for a
+           flight with origin ATL, destination JFK and date 2024-05-20. It must have a departure time after
+           12:30:00, and among those I want the lowest price. For the cabin and payment id, use the one on my ...
+    agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "cabin": "economy", ...}
+    agent: search_direct_flight(origin=ATL, destination=JFK, date=2024-05-20)
+           -> [{"flight_number": "HAT412", "scheduled_departure_time_est": "06:00:00", "prices": {"economy": 101}},
+               {"flight_number": "HAT268", ..."15:00:00", ...{"economy": 164}},
+               {"flight_number": "HAT090", ..."13:00:00", ...{"economy": 122}}, ...]
+    agent: Here is what I will do: update reservation flights for reservation id QZ7Y2K with {"flights":
+           [{"date": "2024-05-20", "flight_number": "HAT090"}], ...}. Do you confirm that I should proceed (yes/no)?
+    user:  Yes, please go ahead.
+    agent: update_reservation_flights(reservation_id=QZ7Y2K, flights=[{flight_number: HAT090, date: 2024-05-20}], ...)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
+from trace_envs.checks.run_view import RunView
+from trace_envs.checks.trace import parse_result
+from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import GOODBYE, Kit
+from trace_envs.families.registry import register_family
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import example_for, fixed_positions, get_path, unique_ids
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, listing, new_state, words
+from trace_envs.spec.model import ToolSpec
+
+CLASSES = ("cheapest", "window", "window_cheapest")
+MIN_OPTIONS, MAX_OPTIONS = 5, 8
+MIN_LINKS = 2  # writes taking a searched option's id, across the runs, before the family proposes the pair
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_COST_WORDS = ("price", "cost", "fare", "fee", "amount", "total")
+_WINDOW_WORDS = ("depart", "time", "start", "date", "rating", "duration")
+
+
+class OptionParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    option_id: str = Field(description="Field of each option that identifies it; the write argument carries it.")
+    cost_field: str = Field(description="Numeric option field 'the cheapest' minimises (a dotted path; a `{arg}` "
+                            "segment is the write argument's value, e.g. prices.{cabin}).")
+    window_field: str = Field(description="Ordered option field (a clock time or a number) the user bounds.")
+    cost_label: str | None = Field(default=None, description="How the user names the cost (e.g. 'price').")
+    window_label: str | None = Field(default=None, description="How the user names the bounded field.")
+
+
+# ---- values the user compares ---------------------------------------------------------------------------------------
+def _order_key(value: Any) -> float | None:
+    """A value as a number to compare: numbers as they are, clock times (`06:30:00`) in minutes; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _CLOCK.match(value) if isinstance(value, str) else None
+    return int(m.group(1)) * 60 + int(m.group(2)) + int(m.group(3) or 0) / 60 if m else None
+
+
+def _between(low: Any, high: Any) -> Any:
+    """A bound strictly between two values, written the way they are (a clock time stays a clock time)."""
+    a, b = _order_key(low), _order_key(high)
+    assert a is not None and b is not None and a < b
+    if isinstance(low, str):
+        seconds = round((a + b) * 30)  # the midpoint, in seconds
+        hours, rest = divmod(seconds, 3600)
+        if low.count(":") == 2 or rest % 60:
+            return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+        return f"{hours:02d}:{rest // 60:02d}"
+    if isinstance(low, int) and isinstance(high, int) and high - low >= 2:
+        return (low + high) // 2
+    return round((a + b) / 2, 4)
+
+
+def _resolve(path: str, args: dict[str, Any]) -> str:
+    """`prices.{cabin}` with the write's `cabin` argument: `prices.economy`."""
+    return _PLACEHOLDER.sub(lambda m: str(args.get(m.group(1), m.group(0))), path)
+
+
+def options_of(result: Any, option_id: str) -> list[dict[str, Any]]:
+    """The options a search result lists: its dict items that carry `option_id` (a dict result counts as one)."""
+    items = result if isinstance(result, list) else [result]
+    return [o for o in items if isinstance(o, dict) and isinstance(o.get(option_id), (str, int))]
+
+
+def _choice_value(tool: ToolSpec, arg: str, option: dict[str, Any], option_id: str, search: dict[str, Any]) -> Any:
+    """The write argument that carries the chosen option, shaped like the argument's examples: the id itself, a list
+    of it, or objects whose id field is the option's, other fields taken from the search (a date) or the option."""
+    schema = tool.properties.get(arg, {})
+    example = example_for(schema if isinstance(schema, dict) else {}, arg)
+
+    def item(shape: Any) -> Any:
+        if not isinstance(shape, dict):
+            return option[option_id]
+        if option_id not in shape:
+            raise ScenarioError(f"the items of {tool.name}.{arg} have no field {option_id}")
+        return {k: option[option_id] if k == option_id else search.get(k, option.get(k, v)) for k, v in shape.items()}
+
+    if isinstance(example, list):
+        return [item(example[0] if example else None)]
+    return item(example)
+
+
+class OptionEnv(RecordEnv):
+    def works(self, tool: ToolSpec) -> bool:
+        return tool.name == self.SPEC.roles.get("search") or super().works(tool)
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        if name != self.SPEC.roles.get("search"):
+            return super().run_tool(name, args, state)
+        wanted = state["search_args"]
+        same = all(str(args.get(a, "")).strip().lower() == str(v).lower() for a, v in wanted.items())
+        # A search for another route or day finds nothing: the options exist only where the user asked.
+        return json.dumps(state["options"] if same else [])
+
+    def build_scenario(self, rng) -> Scenario:
+        spec, params = self.SPEC, self.SPEC.params
+        kit = Kit(spec, rng)
+        write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
+        assert write is not None
+        option_id = str(params["option_id"])
+        record = _target_record(kit, write, arg)
+        target = record[key]
+        kit.knows(target)
+        search_tool = spec.tool(search)
+        args, stated = kit.write_args(write, record, {arg: None})
+        stated.pop(arg, None)
+        search_args = {a: _search_value(search_tool, a, record, args, rng) for a in search_tool.required}
+        cost_path = _resolve(str(params["cost_field"]), args)
+        window_path = str(params["window_field"])
+        klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
+        options = _draw_options(search_tool, option_id, cost_path, window_path, search_args,
+                                max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng)
+        answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
+        options = [options[int(i)] for i in rng.permutation(len(options))]
+        if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
+            j = int(rng.integers(1, len(options)))
+            options[0], options[j] = options[j], options[0]
+        args[arg] = _choice_value(spec.tool(write), arg, answer, option_id, search_args)
+        wrong = dict(args, **{arg: _choice_value(spec.tool(write), arg, decoy, option_id, search_args)})
+        noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
+        searched = listing([f"{words(a)} {v}" for a, v in search_args.items()])
+        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for {_article(noun)} {noun} "
+                   f"with {searched}. {constraint}")
+        if stated:
+            opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
+        opening += kit.from_record(write, {k: v for k, v in args.items() if k != arg}, stated)
+        read, look = kit.read_call(target), call(search, **search_args)
+        asks = kit.fact_questions(write)
+        steps = kit.write_steps(write, target, args)
+        done = (f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. "
+                f"{GOODBYE}")
+        mutants = {
+            "drop_required_call": [read, *asks, *steps, done],
+            "swap_calls": [read, *asks, *steps, look, done],
+            "wrong_argument": [read, *asks, look, *kit.write_steps(write, target, wrong), done],
+            "forbidden_extra_call": [read, *asks, look, *steps, call(write, **wrong), done],
+            "text_only": [done],
+        }
+        state = new_state({target: record, **{r[key]: r for r in kit.source.records(spec.knobs.distractors)}})
+        state.update(options=options, search_args=search_args)
+        return Scenario(
+            state=state,
+            bindings={"target": target, "chosen": answer[option_id], "choice": args[arg],
+                      "options": [o[option_id] for o in options]},
+            opening=opening,
+            facts=kit.facts,
+            requests=[kit.request(write, target)],
+            oracle=[read, *asks, look, *steps, done],
+            mutants=mutants,
+            klass=klass,
+        )
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _target_record(kit: Kit, write: str, arg: str) -> dict[str, Any]:
+    """A record the policy allows the write on, preferring one whose current `arg` holds a single item (a one-way,
+    one-flight trip when the write replaces its flights with the one chosen)."""
+    spec = kit.spec
+
+    def allowed(record: dict[str, Any]) -> bool:
+        return decide(spec, write, record, None, kit.facts) == "allowed"
+
+    record = kit.source.draw(lambda r: allowed(r) and isinstance(r.get(arg), list) and len(r[arg]) == 1)
+    record = record or kit.source.draw(allowed)
+    if record is None:
+        raise ScenarioError(f"no real record allows {write} under the spec's rules")
+    return record
+
+
+def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], write_args: dict[str, Any], rng) -> Any:
+    """What the user searches by: the write's argument of that name (the product the order holds), else the record's
+    field of that name (its origin), else one of the argument's examples."""
+    for source in (write_args, record):
+        value = source.get(arg)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return value
+    schema = tool.properties.get(arg, {})
+    examples = schema.get("examples") if isinstance(schema, dict) else None
+    if examples:
+        return examples[int(rng.integers(len(examples)))]
+    return example_for(schema if isinstance(schema, dict) else {}, arg)
+
+
+def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: str, search: dict[str, Any], n: int,
+                  rng) -> list[dict[str, Any]]:
+    """`n` real options with distinct costs and distinct bounded values (so exactly one meets the constraints), under
+    fresh ids shaped like the real ones, with the fields named like a search argument set to the search's value."""
+    results = [*tool.result_examples, tool.result_example]
+    pool = [o for r in results for o in options_of(r, option_id)]
+    pool = [o for o in pool if _number(get_path(o, cost_path)[1]) is not None
+            and _order_key(get_path(o, window_path)[1]) is not None]
+    chosen: list[dict[str, Any]] = []
+    costs: set[float] = set()
+    windows: set[float] = set()
+    for i in rng.permutation(len(pool)):
+        option = pool[int(i)]
+        cost, window = float(get_path(option, cost_path)[1]), _order_key(get_path(option, window_path)[1])
+        if cost in costs or window in windows:
+            continue
+        costs.add(cost)
+        windows.add(window)
+        chosen.append(json.loads(json.dumps(option)))
+        if len(chosen) == n:
+            break
+    if len(chosen) < n:
+        raise ScenarioError(f"the real results of {tool.name} hold fewer than {n} options with distinct {cost_path} "
+                            f"and {window_path}")
+    real = [str(o[option_id]) for o in pool]
+    ids = unique_ids(real[0], n, rng, fixed_positions(sorted(set(real))[:50]))
+    for option, new_id in zip(chosen, ids):
+        numeric = not isinstance(option[option_id], str) and new_id.isdigit()
+        option[option_id] = int(new_id) if numeric else new_id
+        for a, v in search.items():
+            if a in option:
+                option[a] = v
+    return chosen
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _constrain(klass: str, options: list[dict[str, Any]], cost_path: str, window_path: str, params: dict[str, Any],
+               rng) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The answer of class `klass`, a tempting wrong option, and the user's constraints in words."""
+    cost = lambda o: float(get_path(o, cost_path)[1])  # noqa: E731
+    window = lambda o: _order_key(get_path(o, window_path)[1])  # noqa: E731
+    cost_label = str(params.get("cost_label") or path_words(_PLACEHOLDER.sub("", cost_path).strip(".")))
+    window_label = str(params.get("window_label") or path_words(window_path))
+    by_cost, by_window = sorted(options, key=cost), sorted(options, key=window)
+    cheapest = by_cost[0]
+    if klass == "cheapest":
+        return cheapest, by_cost[1], f"Of those, I want the one with the lowest {cost_label}."
+    n = len(options)
+    if klass == "window":  # a single option inside the bound, never the cheapest
+        cuts = [(k, side) for k, side in ((n - 1, "after"), (1, "before"))
+                if (by_window[-1] if side == "after" else by_window[0]) is not cheapest]
+    else:  # several inside the bound, the cheapest overall outside it
+        cuts = [(k, "before") for k in range(2, n) if cheapest not in by_window[:k]]
+        cuts += [(n - k, "after") for k in range(2, n) if cheapest not in by_window[n - k:]]
+    if not cuts:
+        raise ScenarioError(f"no bound on {window_path} makes a {klass} scenario of these options")
+    k, side = cuts[int(rng.integers(len(cuts)))]
+    inside = by_window[:k] if side == "before" else by_window[k:]
+    bound = _between(get_path(by_window[k - 1], window_path)[1], get_path(by_window[k], window_path)[1])
+    clock = isinstance(get_path(options[0], window_path)[1], str)
+    relation = side if clock else {"before": "below", "after": "above"}[side]
+    answer = min(inside, key=cost)
+    sentence = f"It must have a {window_label} {relation} {bound}"
+    if klass == "window":
+        return answer, cheapest, sentence + "."
+    return answer, cheapest, sentence + f", and among those I want the lowest {cost_label}."
+
+
+class OptionSelection(Family):
+    name = "option_selection"
+    summary = "Among the options a search returns, pick the one that meets every constraint the user stated."
+    roles = ("read", "write", "key", "search", "arg")
+    params = OptionParams
+    env_class = OptionEnv
+
+    def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
+        key, write, arg, search = roles["key"], roles["write"], roles["arg"], roles["search"]
+        chosen = CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$var": "choice"}})
+        return Check(clauses=[
+            CallMade(id="chosen_option", weight=3, call=chosen,
+                     description=f"{write} with the one option that meets every constraint the user stated"),
+            Order(id="searched_first", weight=1, requires=["chosen_option"], first=CallRef(tool=search), then=chosen,
+                  description=f"find the options with {search} before the write"),
+            NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[chosen],
+                   description="no write with another option (or on another record)"),
+        ])
+
+    def problems(self, spec: Any) -> list[str]:
+        out = super().problems(spec)
+        search, option_id = spec.roles.get("search"), spec.params.get("option_id")
+        if out or not search or not option_id:
+            return out
+        tool = spec.tool(search)
+        listed = [o for r in [*tool.result_examples, tool.result_example] for o in options_of(r, str(option_id))]
+        if len(listed) < MIN_OPTIONS:
+            out.append(f"tools.{search}.result_examples list {len(listed)} options with a {option_id} field; the "
+                       f"scenarios are built from real options and need at least {MIN_OPTIONS}")
+        return out
+
+    def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
+        """PRESENT when every option the run's writes took from its searches is one the ground truth's write
+        chose; LACKING when a write took another searched option; NA without ground truth or such a write."""
+        write, arg, field = args["tool"], args["arg"], args["field"]
+        searches = set(args.get("searches") or [args["search"]])
+        if view.gt_steps is None:
+            return "NA"
+        wanted = {v for s in view.gt_steps if s.name == write for v in _leaves(s.arguments.get(arg))}
+        if not wanted:
+            return "NA"
+        searched: set[Any] = set()
+        picked: set[Any] = set()
+        for step in view.trace.steps:
+            if step.kind != "call" or step.error:
+                continue
+            if step.name in searches:
+                searched |= set(listed_ids(parse_result(step.result), field))
+            elif step.name == write:
+                picked |= set(_leaves(step.arguments.get(arg))) & searched
+        if not picked:
+            return "NA"
+        return "PRESENT" if picked <= wanted else "LACKING"
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        return None  # the labeler needs the option's id field, which only the runs tell
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        if not ctx.has_gt:
+            return []
+        links, results = option_links(ctx.runs, ctx.profile)
+        grouped: dict[tuple[str, str, str], Counter] = {}
+        for (search, write, arg, field), count in links.items():
+            grouped.setdefault((write, arg, field), Counter())[search] += count
+        out = []
+        for (write, arg, field), searches in sorted(grouped.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+            if sum(searches.values()) < MIN_LINKS or write not in ctx.writes or not ctx.gt_counts[write]:
+                continue
+            # The env's search is the one whose results list options as records; the labeler reads them all.
+            flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
+            params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
+            # The record the write changes is looked up with another read than the search (the order, not the
+            # product's variants): the read most often called on the write's key before it.
+            pairs = [(n, r, k) for (r, w, k), n in ctx.pairs.items() if w == write and r not in searches and k != arg]
+            if params is None or not pairs:
+                continue
+            _, read, key = max(pairs)
+            roles = {"write": write, "read": read, "key": key, "search": flat[0], "arg": arg}
+            out.append(Proposal(
+                name=f"pick_{field}_for_{write}",
+                description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument "
+                f"{arg}) the one that meets every constraint the user stated (cheapest, a time window, ...), not the "
+                "first or any other.",
+                roles=roles,
+                label_check=_write_made(write),
+                label_args={"tool": write, "arg": arg, "search": flat[0], "searches": sorted(searches), "field": field},
+                params=params,
+                results={flat[0]: results[flat[0]][:50]},
+            ))
+        return out
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        return [t for t in (roles.get("search"), roles.get("write")) if t]
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
+
+
+def listed_ids(result: Any, field: str, depth: int = 0) -> list[Any]:
+    """Every value of `field` in a search result's records, however nested (a one-stop search lists pairs)."""
+    if depth > 3:
+        return []
+    if isinstance(result, dict):
+        value = result.get(field)
+        return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
+    if isinstance(result, list):
+        return [v for item in result for v in listed_ids(item, field, depth + 1)]
+    return []
+
+
+def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list[Any]]]:
+    """Where writes take an option a search returned, across the runs: (search, write, arg, option id field) -> how
+    many writes did, and each search tool's real results (the lists it returned)."""
+    kinds = {n: t.kind for n, t in profile.tools.items()}
+    links: Counter = Counter()
+    results: dict[str, list[Any]] = {}
+    for run in runs:
+        seen: dict[Any, tuple[str, str]] = {}  # option id value -> (search tool, field)
+        for c in run.agent_calls:
+            if c.error:
+                continue
+            kind = kinds.get(c.name)
+            if kind == "read":
+                result = parse_result(c.result)
+                if not isinstance(result, list) or not result:
+                    continue
+                if len(results.setdefault(c.name, [])) < 50:
+                    results[c.name].append(result)
+                options = _records(result)
+                for field in _identifying(options):
+                    for option in options:
+                        seen[option[field]] = (c.name, field)
+            elif kind == "write":
+                for arg, value in c.arguments.items():
+                    for leaf in {x for x in _leaves(value) if x in seen}:
+                        links[(seen[leaf][0], c.name, arg, seen[leaf][1])] += 1
+    return links, results
+
+
+def _identifying(options: list[dict[str, Any]]) -> list[str]:
+    """The fields that tell a result's options apart: id-like strings (with a digit, not a time or a date) that vary
+    across them (a one-stop search repeats a leg in several pairs, so distinct is too strict)."""
+    if len(options) < 2:
+        return []
+    fields = set.intersection(*(set(o) for o in options))
+    return [f for f in sorted(fields)
+            if all(isinstance(o[f], str) and any(ch.isdigit() for ch in o[f]) and not _DATE.match(o[f])
+                   and not _CLOCK.match(o[f]) for o in options)
+            and len({o[f] for o in options}) > 1]
+
+
+def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
+    if isinstance(result, dict):
+        return [result]
+    if isinstance(result, list) and depth < 3:
+        return [r for item in result for r in _records(item, depth + 1)]
+    return []
+
+
+def option_params(results: list[Any], field: str, write: Any) -> dict[str, Any] | None:
+    """Params read off real search results: the cost (a numeric path named like a price, its last segment a
+    `{arg}` placeholder when it takes the values of a write argument's examples) and the bounded field (a clock
+    time, else another numeric path). None when the options carry no such pair."""
+    options = [o for r in results for o in options_of(r, field)]
+    paths: dict[str, set] = {}
+    for option in options:
+        for path, value in _flat(option).items():
+            paths.setdefault(path, set()).add(value)
+    numeric = [p for p, vs in paths.items() if len(vs) > 2 and all(_number(v) is not None for v in vs)]
+    clocks = [p for p, vs in paths.items() if len(vs) > 2 and all(isinstance(v, str) and _CLOCK.match(v) for v in vs)]
+    priced = [p for p in numeric if any(w in p.lower() for w in _COST_WORDS)] or numeric
+    if not priced:
+        return None
+    cost = sorted(priced, key=lambda p: (-len(paths[p]), p))[0]
+    head, _, last = cost.rpartition(".")
+    examples = getattr(write, "examples", {}) or {}
+    for arg, values in examples.items():
+        if head and last in {str(v) for v in values}:
+            cost = f"{head}.{{{arg}}}"
+            break
+    others = [p for p in numeric if not p.startswith(head + ".") and p != cost] if head else \
+        [p for p in numeric if p != cost]
+    rank = lambda p: (next((i for i, w in enumerate(_WINDOW_WORDS) if w in p.lower()), len(_WINDOW_WORDS)), p)  # noqa: E731
+    windows = sorted(clocks, key=rank) or sorted(others, key=rank)
+    if not windows:
+        return None
+    label = head.rsplit(".", 1)[-1] if "{" in cost else cost
+    return {"option_id": field, "cost_field": cost, "window_field": windows[0],
+            "cost_label": path_words(label[:-1] if label.endswith("s") and "{" in cost else label),
+            "window_label": path_words(windows[0])}
+
+
+def _flat(option: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in option.items():
+        if isinstance(v, dict) and not prefix:
+            out.update(_flat(v, f"{k}."))
+        elif isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            out[prefix + k] = v
+    return out
+
+
+def _write_made(write: str) -> Check:
+    return Check(applies_if=[CallRef(tool=write)], clauses=[CallMade(id="write_made", call=CallRef(tool=write))])
+
+
+register_family(OptionSelection())
