@@ -183,6 +183,8 @@ def _scenario(rng: random.Random) -> _Scenario:
                    f"{rng.randint(1, 999)} {rng.choice(_STREETS)}, {city}, {state} {zip3}{rng.randint(10, 99)}")
     for status in ("pending", "delivered", "pending", "delivered"):
         oid = f"#W{rng.randint(1_000_000, 9_999_999)}"
+        while oid in sc.orders:  # a repeated id would overwrite an order and leave a task without the one it needs
+            oid = f"#W{rng.randint(1_000_000, 9_999_999)}"
         pm = f"{rng.choice(['credit_card', 'paypal', 'gift_card'])}_{rng.randint(1_000_000, 9_999_999)}"
         sc.orders[oid] = {
             "order_id": oid,
