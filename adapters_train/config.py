@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Held-out evaluation seeds start here; training seeds are drawn below it, so the two never overlap.
-EVAL_SEED_OFFSET = 1_000_000
-
 
 @dataclass
 class TrainConfig:

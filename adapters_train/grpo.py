@@ -8,9 +8,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
+from adapters_train.env_info import env_info
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
 
 
@@ -72,25 +73,6 @@ def group_signal_callback() -> Any:
     return GroupSignalCallback()
 
 
-def env_info(env_id: str) -> dict[str, Any]:
-    import gymnasium as gym
-
-    import trace_envs  # noqa: F401
-
-    env = gym.make(env_id)
-    base = env.unwrapped
-    cap = base.capability
-    info = {
-        "env_id": env_id,
-        "capability": cap.name,
-        "family": cap.family,
-        "spec_hash": cap.spec_hash,
-        "max_turns": int(getattr(base, "max_turns", 16)),
-    }
-    env.close()
-    return info
-
-
 def adapter_dir_for(cfg: TrainConfig, env_id: str) -> Path:
     return Path(cfg.out) / env_id.split("/")[-1]
 
@@ -120,6 +102,7 @@ def train_grpo(
 
     t0 = time.perf_counter()
     info = env_info(cfg.env_id)
+    cfg = cfg.replace(env_id=info["env_id"])  # the resolved id (a bare name becomes trace/<name>)
     target = Path(adapter_dir) if adapter_dir else adapter_dir_for(cfg, cfg.env_id)
     loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
     sft_dir = None
@@ -204,38 +187,12 @@ def _final_reward(rewards: list[float], window: int = 5) -> float | None:
     return round(sum(tail) / len(tail), 4) if tail else None
 
 
-def registered_envs(prefix: str = "trace/") -> list[str]:
-    import gymnasium as gym
-
-    import trace_envs  # noqa: F401
-
-    return sorted(k for k in gym.registry if k.startswith(prefix))
-
-
 def train_all(cfg: TrainConfig, env_ids: list[str] | None = None, **kwargs: Any) -> list[TrainResult]:
     """One adapter per capability: every registered `trace/*` env (or `env_ids`)."""
+    from trace_envs.registry import registered_ids
+
     results = []
-    for env_id in env_ids or registered_envs():
+    for env_id in env_ids or registered_ids():
         _log(f"[grpo] training {env_id}")
         results.append(train_grpo(cfg.replace(env_id=env_id), **kwargs))
     return results
-
-
-
-
-def scripted_trainer_class(script: Callable[[str, int], str], base: type | None = None) -> type:
-    """A GRPOTrainer whose generation is replaced by `script(prompt_text, index) -> completion text` (the way TRL's
-    own tests stand in for a model that cannot yet earn reward): everything else, the bridge, the tool loop, rewards,
-    advantages, the LoRA update, runs for real."""
-    from trl import GRPOTrainer
-
-    class ScriptedGRPOTrainer(base or GRPOTrainer):  # type: ignore[misc, valid-type]
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            tok = self._tokenizer
-            out = []
-            for i, ids in enumerate(prompt_ids):
-                text = tok.decode(list(ids), skip_special_tokens=False)
-                out.append(tok(script(text, i), add_special_tokens=False)["input_ids"])
-            return out, None
-
-    return ScriptedGRPOTrainer

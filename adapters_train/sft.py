@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from adapters_train.config import TrainConfig, make_lora_config, make_sft_config
+from adapters_train.env_info import env_info
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
 
 
@@ -66,10 +67,9 @@ def train_sft(
     data-parallel job the episodes are split across the ranks and the main process saves."""
     from trl import SFTTrainer
 
-    from adapters_train.grpo import env_info
-
     t0 = time.perf_counter()
     info = env_info(cfg.env_id)
+    cfg = cfg.replace(env_id=info["env_id"])  # the resolved id (a bare name becomes trace/<name>)
     loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
     # Warm-start seeds sit above the GRPO seeds and below the held-out eval seeds.
     seeds = seeds if seeds is not None else range(500_000, 500_000 + cfg.sft_episodes)

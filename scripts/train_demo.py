@@ -81,16 +81,19 @@ def main(argv: list[str] | None = None) -> int:
     import gymnasium as gym
 
     import trace_envs  # noqa: F401
-    from adapters_train.config import EVAL_SEED_OFFSET, TrainConfig
+    from adapters_train.config import TrainConfig
     from adapters_train.evaluate import HFPolicy, evaluate
-    from adapters_train.grpo import registered_envs, train_grpo
+    from adapters_train.grpo import train_grpo
     from adapters_train.models import load_policy_model, resolve_model
     from adapters_train.sft import train_sft
+    from trace_envs.evaluation import EVAL_SEED_OFFSET
+    from trace_envs.registry import registered_ids, resolve_env_id
 
     start = time.time()
-    env_id = a.env or next(iter(registered_envs()), None)
-    if env_id is None or env_id not in gym.registry:
-        log(f"no such env {env_id!r}; generate one first (trace-envs generate)")
+    try:
+        env_id = resolve_env_id(a.env) if a.env else registered_ids()[0]
+    except (gym.error.NameNotFound, IndexError) as exc:
+        log(f"error: {exc or 'no trace/* env is registered; generate one first (trace-envs generate)'}")
         return 2
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -12,10 +12,11 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
+from _doubles import TOY_ENV_ID, register_toy  # noqa: E402
 from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
-from adapters_train.evaluate import EpisodeResult, OpenAIPolicy, evaluate, pass_at_k  # noqa: E402
+from adapters_train.evaluate import OpenAIPolicy, evaluate  # noqa: E402
+from trace_envs.evaluation import EpisodeResult, pass_at_k  # noqa: E402
 from trace_envs.generate.policies import random_value  # noqa: E402
-from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
 
 register_toy()
 GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))
@@ -151,3 +152,11 @@ def test_routed_policy_switches_adapters_per_episode_and_reports_them(tmp_path) 
     assert [r.adapter for r in report.results] == [names[0], names[0]]  # the env's openings ask to cancel
     assert report.to_dict()["adapters"] == {str(r.seed): names[0] for r in report.results}
     assert "adapters used: cancel_capability x2" in report.format()
+
+
+def test_unknown_env_is_one_error_line_naming_where_it_looked() -> None:
+    res = _cli("eval", "no_such_capability", "--policy", "scripted:oracle", "--episodes", "1")
+    assert res.exit_code == 2
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: unknown env 'trace/no_such_capability'")
+    assert "Looked in:" in lines[0] and "TRACE_ENVS_PATH" in lines[0]

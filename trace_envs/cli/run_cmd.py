@@ -22,7 +22,7 @@ def _fmt(value: float | None) -> str:
 
 
 def execute(config) -> None:
-    from adapters_train.pipeline import STAGES, Pipeline
+    from trace_envs.pipeline import STAGES, Pipeline
 
     pipeline = Pipeline(config)
     console.print(f"output: {pipeline.out}   model: {pipeline.model_note}")
@@ -76,7 +76,7 @@ def run(
     """
     from pydantic import ValidationError
 
-    from adapters_train.pipeline import load_run_config
+    from trace_envs.pipeline import load_run_config
 
     try:
         cfg = load_run_config(
@@ -94,7 +94,7 @@ def demo(
 ) -> None:
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
     the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
-    from adapters_train.pipeline import demo_config
+    from trace_envs.pipeline import demo_config
 
     _guard(lambda: execute(demo_config(out=out, model=model)))
 

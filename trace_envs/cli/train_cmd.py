@@ -19,20 +19,16 @@ _ENV_HELP = "Env id, e.g. trace/<capability> (or just <capability>)."
 
 
 def _env_id(env: str) -> str:
+    """The registered id for what the user typed, or one `error:` line (exit 2) naming where it looked."""
     import gymnasium as gym
 
     import trace_envs  # noqa: F401
+    from trace_envs.registry import resolve_env_id
 
-    if env.startswith("trace-toy/"):
-        from adapters_train.toy import register_toy
-
-        register_toy()
-    candidates = [env] if "/" in env else [f"trace/{env}", env]
-    for c in candidates:
-        if c in gym.registry:
-            return c
-    known = sorted(k for k in gym.registry if k.startswith("trace/"))
-    raise fail(f"unknown env {env!r}; registered: {', '.join(known) or '(none: run trace-envs generate)'}")
+    try:
+        return resolve_env_id(env)
+    except gym.error.NameNotFound as exc:
+        raise fail(str(exc)) from None
 
 
 def _quiet() -> None:
@@ -79,12 +75,13 @@ def train(
     _need_training_stack()
     _quiet()
     from adapters_train.config import load_config
-    from adapters_train.grpo import registered_envs, train_grpo
+    from adapters_train.grpo import train_grpo
     from adapters_train.models import ToolTemplateError
+    from trace_envs.registry import registered_ids
 
     if not env and not all_envs:
         raise fail("give an ENV or --all")
-    env_ids = registered_envs() if all_envs else [_env_id(env or "")]
+    env_ids = registered_ids() if all_envs else [_env_id(env or "")]
     if not env_ids:
         raise fail("no trace/* env is registered (run trace-envs generate first)")
     try:
@@ -152,19 +149,24 @@ def eval_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
     """Evaluate a policy: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds."""
-    from adapters_train.config import EVAL_SEED_OFFSET
+    from trace_envs.evaluation import EVAL_SEED_OFFSET
 
-    if not policy.startswith("scripted:"):
-        _need_training_stack() if policy.startswith(("hf:", "routed:")) else None
+    if policy.startswith(("hf:", "routed:")):
+        _need_training_stack()
     _quiet()
-    from adapters_train.evaluate import evaluate
-
     env_id = _env_id(env)
+    offset = EVAL_SEED_OFFSET if seed_offset is None else seed_offset
     try:
-        report = evaluate(env_id, policy, episodes, samples=samples,
-                          seed_offset=EVAL_SEED_OFFSET if seed_offset is None else seed_offset,
-                          temperature=temperature, base_url=base_url, chat_template=chat_template,
-                          progress=not json_out, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
+        if policy.startswith("scripted:"):  # no model: the training stack is neither needed nor imported
+            from trace_envs.evaluation import evaluate as evaluate_scripted
+
+            report = evaluate_scripted(env_id, policy, episodes, samples=samples, seed_offset=offset)
+        else:
+            from adapters_train.evaluate import evaluate
+
+            report = evaluate(env_id, policy, episodes, samples=samples, seed_offset=offset, temperature=temperature,
+                              base_url=base_url, chat_template=chat_template, progress=not json_out,
+                              **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
     except ValueError as exc:
         raise fail(str(exc)) from None
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())

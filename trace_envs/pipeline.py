@@ -5,7 +5,8 @@
 Each stage writes its outputs under OUT/<stage>/ and, last, a `.done.json` recording a fingerprint of what it was
 computed from (input files, options, upstream outputs). A rerun skips every stage whose fingerprint still matches, so an
 interrupted run resumes where it stopped; change an option and that stage and the ones after it run again. This module
-sits on top of every layer (it is the only one that imports them all), as the CLI does.
+sits on top of every layer (the only library module that imports them all, as the CLI does); the training stack
+(`adapters_train`, torch) is imported inside the train and eval stages only, so the earlier stages run without it.
 """
 
 from __future__ import annotations
