@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import sys
 import tempfile
 import time
@@ -12,6 +13,7 @@ from typing import Any
 
 from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
 from adapters_train.env_info import env_info
+from adapters_train.metrics import metrics_callback, metrics_paths, quiet, reward_curve, step_progress_callback
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
 
 
@@ -27,6 +29,8 @@ class TrainResult:
     sft_dir: Path | None = None
     num_tokens: list[int] = field(default_factory=list)  # TRL's cumulative token count (all ranks) per logged step
     main_process: bool = True  # False on the other ranks of a data-parallel job: they neither print nor save
+    metrics_path: Path | None = None  # every trainer log of the run (SFT warm start and GRPO), one JSON line each
+    curve_path: Path | None = None  # the reward-curve PNG
 
 
 def _log(msg: str) -> None:
@@ -63,7 +67,7 @@ def group_signal_callback() -> Any:
             self._dead = self._dead + 1 if share == 0.0 else 0
             if not state.is_world_process_zero:
                 return
-            _log(f"[grpo] step {state.global_step}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
+            _log(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
             if self._dead in (3, 20):
                 _log(
                     f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
@@ -94,7 +98,10 @@ def train_grpo(
     Under `torchrun` / `accelerate launch` the ranks form one data-parallel job: each step's prompts (one seed per
     GRPO group) are drawn once for the whole job and split across the ranks by TRL's sampler, so the job sees
     `world_size` times the groups of one process; only the main process saves the adapter (the result's
-    `main_process` says which one this is)."""
+    `main_process` says which one this is).
+
+    Every trainer log goes to `<adapter>.metrics.jsonl` beside the adapter folder (not to the console, which gets one
+    line per step) and the reward curve to `<adapter>.reward.png`, whether or not the adapter is saved."""
     from trl import GRPOTrainer
 
     from adapters_train.distributed import debug_dir, seed_recorder, write_debug_dump
@@ -104,13 +111,16 @@ def train_grpo(
     info = env_info(cfg.env_id)
     cfg = cfg.replace(env_id=info["env_id"])  # the resolved id (a bare name becomes trace/<name>)
     target = Path(adapter_dir) if adapter_dir else adapter_dir_for(cfg, cfg.env_id)
+    metrics_path, curve_path = metrics_paths(target)
+    if int(os.environ.get("RANK", "0")) == 0:  # one file per run: the main process starts it afresh
+        metrics_path.unlink(missing_ok=True)
     loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
     sft_dir = None
     if cfg.warm_start and init_adapter is None:
         from adapters_train.sft import train_sft
 
         sft_dir = target.parent / f"{target.name}-sft"
-        train_sft(cfg, loaded=loaded, adapter_dir=sft_dir)
+        train_sft(cfg, loaded=loaded, adapter_dir=sft_dir, metrics_path=metrics_path)
         loaded = resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
         init_adapter = sft_dir
     model: Any = loaded.model
@@ -137,8 +147,11 @@ def train_grpo(
             processing_class=loaded.tokenizer,
             peft_config=peft_config,
             environment_factory=factory,
-            callbacks=[signal, *(callbacks or [])],
+            callbacks=[signal, step_progress_callback("grpo", loss_key=None), metrics_callback(metrics_path, "grpo"),
+                       *(callbacks or [])],
         )
+        quiet(trainer)
+        _log(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:
@@ -163,6 +176,8 @@ def train_grpo(
         }
         if save and main:
             save_adapter(trainer.model, loaded.tokenizer, target, meta)
+        if main:
+            reward_curve(signal.rewards, signal.informative, curve_path, f"GRPO on {cfg.env_id} ({loaded.name})")
         if dump_to:
             write_debug_dump(trainer, recorder, dump_to, saved_adapter=save and main)
         trainer.accelerator.wait_for_everyone()  # the other ranks return once the adapter is in place
@@ -179,6 +194,8 @@ def train_grpo(
         sft_dir=sft_dir,
         num_tokens=list(signal.num_tokens),
         main_process=main,
+        metrics_path=metrics_path if main else None,
+        curve_path=curve_path if main else None,
     )
 
 

@@ -22,8 +22,10 @@ def _fmt(value: float | None) -> str:
 
 
 def execute(config) -> None:
+    from trace_envs.cli.train_cmd import quiet
     from trace_envs.pipeline import STAGES, Pipeline
 
+    quiet()
     pipeline = Pipeline(config)
     console.print(f"output: {pipeline.out}   model: {pipeline.model_note}")
     with Progress(
@@ -33,6 +35,8 @@ def execute(config) -> None:
         task = progress.add_task("starting", total=len(STAGES))
 
         def tell(index: int, stage: str, message: str) -> None:
+            # a line per message as well as the bar: a log file (no live bar) still shows where the run is
+            progress.console.print(message, markup=False, highlight=False)
             progress.update(task, completed=index, description=message)
 
         pipeline.progress = tell

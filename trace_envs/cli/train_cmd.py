@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -31,9 +32,14 @@ def _env_id(env: str) -> str:
         raise fail(str(exc)) from None
 
 
-def _quiet() -> None:
+def quiet() -> None:
+    """Keep the console to progress lines: no notice that TRL's environment_factory is experimental, no dataset
+    preprocessing bars, no tokenizer fork warnings (the trainers' own logs go to the metrics file)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    # raised from inside TRL / PEFT on every trainer; nothing a user of this CLI can change
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
 
 def _need_training_stack() -> None:
@@ -73,7 +79,7 @@ def train(
     scenario seeds of each step's rollouts) to check that the ranks trained one model.
     """
     _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.config import load_config
     from adapters_train.grpo import train_grpo
     from adapters_train.models import ToolTemplateError
@@ -95,16 +101,17 @@ def train(
     for env_id in env_ids:
         try:
             res = train_grpo(cfg.replace(env_id=env_id))
-        except ToolTemplateError as exc:
+        except (ToolTemplateError, ValueError) as exc:
             raise fail(str(exc)) from None
         if not res.main_process:  # one data-parallel job: rank 0 reports it
             continue
         line = {"env_id": env_id, "adapter": str(res.adapter_dir), "steps": res.steps, "final_reward": res.final_reward,
                 "informative_group_share": (sum(res.informative) / len(res.informative)) if res.informative else None,
-                "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1)}
+                "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1), "metrics": str(res.metrics_path),
+                "reward_curve": str(res.curve_path)}
         print(json.dumps(line) if json_out else
               f"{env_id}: adapter {res.adapter_dir}  steps {res.steps}  final reward {res.final_reward}  "
-              f"({res.seconds:.0f}s)")
+              f"({res.seconds:.0f}s)\n  metrics {res.metrics_path}\n  reward curve {res.curve_path}")
 
 
 def sft(
@@ -119,7 +126,7 @@ def sft(
 ) -> None:
     """Warm start: train a LoRA with TRL's SFTTrainer on the env's oracle episodes (replayed through the bridge)."""
     _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.config import load_config
     from adapters_train.models import ToolTemplateError
     from adapters_train.sft import train_sft
@@ -153,7 +160,7 @@ def eval_cmd(
 
     if policy.startswith(("hf:", "routed:")):
         _need_training_stack()
-    _quiet()
+    quiet()
     env_id = _env_id(env)
     offset = EVAL_SEED_OFFSET if seed_offset is None else seed_offset
     try:
@@ -185,7 +192,7 @@ def calibrate_cmd(
     """Is this env trainable for this policy? Reward, success, group statistics, pass@k, verdict and the knob to turn."""
     if policy.startswith("hf:"):
         _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.calibrate import calibrate
 
     env_id = _env_id(env)
