@@ -78,9 +78,10 @@ class ChatPolicy:
                     if turns[i] < limit:
                         still.append(i)
                 active = still
-            for inst, (seed, j), t in zip(insts, chunk, turns):
+            for inst, conv, (seed, j), t in zip(insts, convs, chunk, turns):
                 res = inst._score()
-                out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t))
+                out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t,
+                                         reasons=dict(res.reasons), messages=conv))
             if progress:
                 print(f"[eval] {len(out)}/{len(jobs)} episodes", file=sys.stderr, flush=True)
         return out

@@ -105,6 +105,9 @@ def test_hf_tiny_policy_runs_through_the_bridge() -> None:
     rep = evaluate(TOY_ENV_ID, "hf:tiny", 2, samples=2, temperature=1.0, max_new_tokens=16)
     assert len(rep.results) == 4 and 0.0 <= rep.mean_reward <= 1.0
     assert rep.policy == "hf:tiny"
+    for r in rep.results:  # what a transcript shows: the prompt, then every turn the model took
+        assert [m["role"] for m in r.messages[:2]] == ["system", "user"] and r.messages[2]["role"] == "assistant"
+        assert set(r.breakdown) <= set(r.reasons)
 
 
 def test_unknown_policy_is_a_clear_error() -> None:
@@ -160,3 +163,47 @@ def test_unknown_env_is_one_error_line_naming_where_it_looked() -> None:
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: unknown env 'trace/no_such_capability'")
     assert "Looked in:" in lines[0] and "TRACE_ENVS_PATH" in lines[0]
+
+
+def test_transcripts_round_trip_from_eval_to_show(tmp_path) -> None:
+    """eval --transcripts writes one line per episode holding exactly what the oracle did; show renders one of them."""
+    from trace_envs.runtime import parse_action
+    from trace_envs.transcripts import read_transcripts
+
+    env_id, path = ENVS[0], tmp_path / "oracle.jsonl"
+    res = _cli("eval", env_id, "--policy", "scripted:oracle", "--episodes", "3", "--seed-offset", "40",
+               "--transcripts", str(path))
+    assert res.exit_code == 0, res.output
+    records = read_transcripts(path)
+    assert [(r["seed"], r["sample"], r["reward"], r["passed"]) for r in records] == [(s, 0, 1.0, True) for s in (40, 41, 42)]
+    env = gym.make(env_id).unwrapped
+    for record in records:
+        env.reset(seed=record["seed"])
+        planned = [c for a in env.oracle_actions() for c in parse_action(a).calls]
+        assert [(c["name"], c["arguments"]) for c in record["tool_calls"]] == [(c.name, c.arguments) for c in planned]
+        assert all(c["result"] is not None for c in record["tool_calls"])
+        assert record["messages"][0] == {"role": "system", "content": env.system_prompt}
+        assert record["messages"][1] == {"role": "user", "content": env.opening}
+        assert set(record["reward_breakdown"]) <= set(record["reasons"]) and all(record["reward_breakdown"].values())
+
+    shown = _cli("show", str(path), "--episode", "1")
+    assert shown.exit_code == 0, shown.output
+    text = shown.stdout
+    env.reset(seed=41)
+    assert f"episode 1 of 3 in {path}" in text and "seed 41" in text and "reward 1.000 (passed)" in text
+    assert f"user: {env.opening}" in text
+    for call in records[1]["tool_calls"]:
+        assert f"agent -> {call['name']}(" in text
+    for clause in records[1]["reward_breakdown"]:
+        assert f"  {clause}: 1.00  ({records[1]['reasons'][clause]})" in text
+    assert _cli("show", str(path), "--seed", "42").stdout.startswith("episode 2 of 3")
+
+
+def test_show_names_the_file_and_line_of_a_broken_transcript(tmp_path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"messages": []}\nnot json\n')
+    res = _cli("show", str(path))
+    assert res.exit_code == 2 and f"error: {path}:2: not JSON" in res.output
+    path.write_text('{"messages": []}\n')
+    res = _cli("show", str(path), "--episode", "5")
+    assert res.exit_code == 2 and "--episode must be in 0..0, got 5" in res.output

@@ -21,7 +21,8 @@ SCRIPTED_KINDS = ("oracle", "random", "passive")
 # ---- results -----------------------------------------------------------------------------------------------------------
 @dataclass
 class EpisodeResult:
-    """One (seed, sample) episode: its reward, whether the check passed, and each clause's score."""
+    """One (seed, sample) episode: its reward, whether the check passed, each clause's score and why, and the whole
+    conversation (OpenAI chat messages, system prompt first) for transcripts."""
 
     seed: int
     sample: int
@@ -30,6 +31,8 @@ class EpisodeResult:
     breakdown: dict[str, float] = field(default_factory=dict)
     turns: int = 0
     adapter: str | None = None  # for a routed policy: the adapter the router chose ("none": the base model)
+    reasons: dict[str, str] = field(default_factory=dict)  # clause id -> one line saying why it scored what it did
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -167,9 +170,10 @@ class ScriptedPolicy:
         else:
             policy = random_action if self.kind == "random" else passive_action
             score, info = run_policy(base, policy, seed, sample=sample)
+        reasons, messages = dict(base.score().reasons), base.messages
         env.close()
         return EpisodeResult(seed, sample, float(score), bool(info.get("success")), dict(info.get("reward_breakdown", {})),
-                             int(info.get("turn", 0)))
+                             int(info.get("turn", 0)), reasons=reasons, messages=messages)
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, **_: Any) -> list[EpisodeResult]:
         return [self.episode(env_id, s, j) for s in seeds for j in range(samples)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated, Optional
@@ -154,6 +155,7 @@ def eval_cmd(
     max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="Token budget of one model reply (default 256 for hf:, 512 for openai:).")] = None,
     chat_template: Annotated[Optional[str], typer.Option(help="Replace the model's chat template (TRL name or .jinja).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
+    transcripts: Annotated[Optional[Path], typer.Option("--transcripts", help="Write one JSON line per episode (seed, messages, tool calls, reward, breakdown, reasons); read it with `trace-envs show FILE`.")] = None,
 ) -> None:
     """Evaluate a policy: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds."""
     from trace_envs.evaluation import EVAL_SEED_OFFSET
@@ -176,6 +178,14 @@ def eval_cmd(
                               **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
     except ValueError as exc:
         raise fail(str(exc)) from None
+    if transcripts is not None:
+        from trace_envs.transcripts import write_transcripts
+
+        try:
+            written = write_transcripts(report, transcripts)
+        except OSError as exc:
+            raise fail(f"{transcripts}: cannot write transcripts ({exc})") from None
+        print(f"transcripts: {written} episodes in {transcripts} (trace-envs show {transcripts})", file=sys.stderr)
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())
 
 
