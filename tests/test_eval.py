@@ -207,3 +207,42 @@ def test_show_names_the_file_and_line_of_a_broken_transcript(tmp_path) -> None:
     path.write_text('{"messages": []}\n')
     res = _cli("show", str(path), "--episode", "5")
     assert res.exit_code == 2 and "--episode must be in 0..0, got 5" in res.output
+
+
+def test_scripted_eval_imports_neither_the_training_layer_nor_torch(tmp_path) -> None:
+    """Scripted evaluation works on a core install (no `train` extra): the CLI path never imports adapters_train."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from trace_envs.cli import _load_commands, app\n"
+        "_load_commands()\n"
+        f"res = CliRunner().invoke(app, ['eval', {ENVS[0]!r}, '--policy', 'scripted:oracle', '--episodes', '2', "
+        f"'--transcripts', {str(tmp_path / 't.jsonl')!r}])\n"
+        "assert res.exit_code == 0, res.output\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('adapters_train', 'torch', 'transformers', 'trl')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
+def test_transcripts_into_a_pipe_write_into_it_and_never_replace_it(tmp_path) -> None:
+    """`--transcripts /dev/stdout` or a named pipe is written into; the atomic rename is for files only."""
+    import stat
+    import threading
+
+    from trace_envs.evaluation import evaluate as evaluate_scripted
+    from trace_envs.transcripts import write_transcripts
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert write_transcripts(evaluate_scripted(ENVS[0], "scripted:oracle", 2), fifo) == 2
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and [json.loads(line)["seed"] for line in got[0].splitlines()] == [
+        1_000_000, 1_000_001]

@@ -79,9 +79,18 @@ def transcript_record(env_id: str, policy: str, result: EpisodeResult) -> dict[s
 
 
 def write_transcripts(report: EvalReport, path: str | Path) -> int:
-    """Write one transcript line per episode of `report` to `path` (atomically); returns the number written."""
+    """Write one transcript line per episode of `report` to `path`; returns the number written.
+
+    A file is replaced atomically; anything else that exists (a pipe, /dev/stdout, a device) is written into as it
+    is, never replaced."""
     lines = [json.dumps(transcript_record(report.env_id, report.policy, r), default=str) for r in report.results]
-    write_text_atomic(Path(path), "".join(line + "\n" for line in lines))
+    text = "".join(line + "\n" for line in lines)
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        with path.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        write_text_atomic(path, text)
     return len(lines)
 
 
