@@ -71,7 +71,10 @@ def test_torchrun_two_ranks_train_one_model(tmp_path: Path) -> None:
     assert ranks[0]["lora_sha256"] == ranks[1]["lora_sha256"] and ranks[0]["lora_tensors"] > 0
     assert [r["saved_adapter"] for r in ranks] == [True, False]
     out = tmp_path / "two"
-    assert sorted(p.name for p in out.iterdir()) == [name, f"{name}-sft"]  # the adapter and its warm start, no temp
+    # the adapter, its warm start and rank 0's metrics file and reward curve; no temp folder
+    assert sorted(p.name for p in out.iterdir()) == [name, f"{name}-sft", f"{name}.metrics.jsonl", f"{name}.reward.png"]
+    logged = [json.loads(line) for line in (out / f"{name}.metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in logged if r["phase"] == "grpo" and "reward" in r] == [1, 2]  # written once, by rank 0
     meta = json.loads((out / name / "trace_adapter.json").read_text())
     assert meta["world_size"] == 2 and meta["steps"] == 2
     from adapters_train.distributed import lora_checksum
