@@ -7,12 +7,15 @@ logged step: `phase` "sft" or "grpo", `step`, and every figure the trainer logge
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from trace_envs.atomic import write_bytes_atomic
 
 
 def metrics_paths(adapter_dir: str | Path) -> tuple[Path, Path]:
@@ -111,7 +114,7 @@ def reward_curve(rewards: list[float], informative: list[float], path: Path, tit
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
     plt.close(fig)
-    return path
+    return write_bytes_atomic(path, buffer.getvalue())  # a kill mid-run leaves the old curve or the new, whole
