@@ -306,7 +306,7 @@ class Pipeline:
         doc = {}
         env_ids = self.env_ids()
         for i, env_id in enumerate(env_ids, 1):
-            kw = {"max_new_tokens": self.cfg.eval_max_new_tokens}
+            kw = {"max_new_tokens": self.cfg.eval_max_new_tokens, "progress": True}
             self.progress(5, "eval", f"eval: {env_id} ({i} of {len(env_ids)}), {self.model} before training")
             before = evaluate(env_id, f"hf:{self.model}", episodes=self.cfg.eval_episodes, **kw)
             self.progress(5, "eval", f"eval: {env_id} ({i} of {len(env_ids)}), {self.model} with its adapter")

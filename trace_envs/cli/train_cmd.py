@@ -141,7 +141,9 @@ def sft(
         raise fail(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise fail(str(exc)) from None
-    print(f"{env_id}: SFT adapter {path}")
+    from adapters_train.metrics import metrics_paths
+
+    print(f"{env_id}: SFT adapter {path}\n  metrics {metrics_paths(path)[0]}")
 
 
 def eval_cmd(
