@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -13,7 +12,14 @@ from typing import Any
 
 from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
 from adapters_train.env_info import env_info
-from adapters_train.metrics import metrics_callback, metrics_paths, quiet, reward_curve, step_progress_callback
+from adapters_train.metrics import (
+    metrics_callback,
+    metrics_paths,
+    progress_line,
+    quiet,
+    reward_curve,
+    step_progress_callback,
+)
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
 
 
@@ -31,10 +37,6 @@ class TrainResult:
     main_process: bool = True  # False on the other ranks of a data-parallel job: they neither print nor save
     metrics_path: Path | None = None  # every trainer log of the run (SFT warm start and GRPO), one JSON line each
     curve_path: Path | None = None  # the reward-curve PNG
-
-
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def group_signal_callback() -> Any:
@@ -67,9 +69,9 @@ def group_signal_callback() -> Any:
             self._dead = self._dead + 1 if share == 0.0 else 0
             if not state.is_world_process_zero:
                 return
-            _log(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
+            progress_line(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
             if self._dead in (3, 20):
-                _log(
+                progress_line(
                     f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
                     "Warm start (--warm-start), raise the env's hint_rate or lower its difficulty (trace-envs calibrate)."
                 )
@@ -151,7 +153,7 @@ def train_grpo(
                        *(callbacks or [])],
         )
         quiet(trainer)
-        _log(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts (model {loaded.name})")
+        progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:
@@ -210,6 +212,6 @@ def train_all(cfg: TrainConfig, env_ids: list[str] | None = None, **kwargs: Any)
 
     results = []
     for env_id in env_ids or registered_ids():
-        _log(f"[grpo] training {env_id}")
+        progress_line(f"[grpo] training {env_id}")
         results.append(train_grpo(cfg.replace(env_id=env_id), **kwargs))
     return results

@@ -25,7 +25,8 @@ def metrics_paths(adapter_dir: str | Path) -> tuple[Path, Path]:
     return target.parent / f"{target.name}.metrics.jsonl", target.parent / f"{target.name}.reward.png"
 
 
-def _log(msg: str) -> None:
+def progress_line(msg: str) -> None:
+    """One progress line on stderr, flushed at once (the console's view of a run; stdout stays for results)."""
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -81,14 +82,14 @@ def step_progress_callback(phase: str, loss_key: str | None = "loss") -> Any:
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
             if not logs or loss_key is None or loss_key not in logs or not state.is_world_process_zero:
                 return
-            _log(f"[{phase}] step {state.global_step}/{state.max_steps}: {loss_key} {float(logs[loss_key]):.4f}  "
+            progress_line(f"[{phase}] step {state.global_step}/{state.max_steps}: {loss_key} {float(logs[loss_key]):.4f}  "
                  f"({time.perf_counter() - self.t0:.0f}s)")
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             # Logged steps print from on_log (which runs after this, so wait for it); the others print here.
             logging_steps = max(int(getattr(args, "logging_steps", 1) or 1), 1)
             if state.is_world_process_zero and state.global_step % logging_steps:
-                _log(f"[{phase}] step {state.global_step}/{state.max_steps}  ({time.perf_counter() - self.t0:.0f}s)")
+                progress_line(f"[{phase}] step {state.global_step}/{state.max_steps}  ({time.perf_counter() - self.t0:.0f}s)")
 
     return StepProgress()
 

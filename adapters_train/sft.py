@@ -9,7 +9,7 @@ nothing to learn from."""
 from __future__ import annotations
 
 import datetime as _dt
-import sys
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -17,12 +17,8 @@ from typing import Any, Iterable
 
 from adapters_train.config import TrainConfig, make_lora_config, make_sft_config
 from adapters_train.env_info import env_info
-from adapters_train.metrics import metrics_callback, metrics_paths, quiet, step_progress_callback
+from adapters_train.metrics import metrics_callback, metrics_paths, progress_line, quiet, step_progress_callback
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
-
-
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def _ids(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], gen: bool) -> list[int]:
@@ -120,7 +116,10 @@ def train_sft(
     max_length = sequence_length(cfg, loaded.model, dataset)
     dataset = fit_to_length(dataset, max_length, cfg.env_id)
     target = Path(adapter_dir) if adapter_dir else Path(cfg.out) / f"{cfg.env_id.split('/')[-1]}-sft"
-    metrics_path = metrics_path or metrics_paths(target)[0]
+    if metrics_path is None:  # a run of its own (not a GRPO warm start): its own file, started afresh
+        metrics_path = metrics_paths(target)[0]
+        if int(os.environ.get("RANK", "0")) == 0:
+            metrics_path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="trace-sft-") as tmp:
         trainer = SFTTrainer(
             model=loaded.model,
@@ -132,7 +131,7 @@ def train_sft(
         )
         quiet(trainer)
         if trainer.accelerator.is_main_process:
-            _log(f"[sft] {cfg.env_id}: {len(dataset)} oracle episodes, sequence length {max_length}, "
+            progress_line(f"[sft] {cfg.env_id}: {len(dataset)} oracle episodes, sequence length {max_length}, "
                  f"{trainer.args.num_train_epochs:g} epochs (model {loaded.name})")
         trainer.train()
         losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
