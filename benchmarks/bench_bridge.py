@@ -95,11 +95,11 @@ class HandRefundEnv:
 
 
 def _time_run(factory: Any, dataset: Any, script: Any) -> float:
+    from _doubles import scripted_trainer_class
+    from peft import LoraConfig
     from trl import GRPOConfig
 
-    from _doubles import scripted_trainer_class
     from adapters_train.models import build_tiny
-    from peft import LoraConfig
 
     loaded = build_tiny()
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,6 +121,7 @@ def run() -> list[str]:
     import io
 
     from _doubles import OracleScript, register_toy
+
     from trace_envs.integrations.trl import bridge_class, build_dataset
 
     env_id = register_toy()

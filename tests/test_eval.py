@@ -11,8 +11,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 gym = pytest.importorskip("gymnasium")
 
-import trace_envs  # noqa: E402,F401
 from _doubles import TOY_ENV_ID, register_toy  # noqa: E402
+
+import trace_envs  # noqa: E402,F401
 from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
 from adapters_train.evaluate import OpenAIPolicy, evaluate  # noqa: E402
 from trace_envs.evaluation import EpisodeResult, pass_at_k  # noqa: E402
