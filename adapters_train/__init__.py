@@ -1,6 +1,7 @@
 """adapters_train: one LoRA adapter per capability, trained with GRPO (TRL + PEFT) against a registered `trace/*` env
-through the TRL bridge (`trace_envs.integrations.trl`), with an SFT warm start on oracle episodes, evaluation of any
-policy on any env, and difficulty calibration.
+through the TRL bridge (`trace_envs.integrations.trl`), with an SFT warm start on oracle episodes, model-backed
+policies (`hf:`, `routed:`, `openai:`) and their evaluation, and difficulty calibration. Scripted evaluation (no model)
+is `trace_envs.evaluation`; the `run` pipeline is `trace_envs.pipeline`.
 
     from adapters_train import TrainConfig, train_grpo
     from adapters_train.evaluate import evaluate
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters_train.config import EVAL_SEED_OFFSET, TrainConfig, load_config
+from adapters_train.config import TrainConfig, load_config
+from trace_envs.evaluation import EVAL_SEED_OFFSET
 
 __all__ = [
     "EVAL_SEED_OFFSET",

@@ -10,7 +10,8 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from adapters_train.evaluate import ChatPolicy, EpisodeResult, group_by_seed, parse_policy, pass_at_ks
+from adapters_train.evaluate import ChatPolicy, parse_policy
+from trace_envs.evaluation import EpisodeResult, group_by_seed, pass_at_ks
 
 CALIBRATION_SEED_OFFSET = 2_000_000
 

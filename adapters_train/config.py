@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Held-out evaluation seeds start here; training seeds are drawn below it, so the two never overlap.
-EVAL_SEED_OFFSET = 1_000_000
-
 
 @dataclass
 class TrainConfig:
@@ -117,8 +114,14 @@ def _cpu_defaults() -> dict[str, Any]:
       independent copy. With it, the ranks form one data-parallel job over gloo.
     """
     import torch
+    from transformers import TrainingArguments
 
-    return {} if torch.cuda.is_available() else {"gradient_checkpointing": False, "use_cpu": True}
+    if torch.cuda.is_available():
+        return {}
+    # transformers 5 renamed the option (the old name still works, with a FutureWarning on every trainer)
+    names = {f.name for f in dataclasses.fields(TrainingArguments)}
+    key = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+    return {key: False, "use_cpu": True}
 
 
 def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | None = None) -> Any:
@@ -162,7 +165,8 @@ def make_lora_config(cfg: TrainConfig) -> Any:
     return LoraConfig(**kwargs)
 
 
-def make_sft_config(cfg: TrainConfig, output_dir: str | Path) -> Any:
+def make_sft_config(cfg: TrainConfig, output_dir: str | Path, max_length: int | None = 4096) -> Any:
+    """TRL's SFTConfig for the warm start; `max_length`: the sequence length (the `sft:` section still overrides)."""
     from trl import SFTConfig
 
     kwargs: dict[str, Any] = {
@@ -178,7 +182,7 @@ def make_sft_config(cfg: TrainConfig, output_dir: str | Path) -> Any:
         "report_to": "none",
         "seed": cfg.seed,
         "bf16": False,
-        "max_length": 4096,
+        "max_length": max_length,
         "disable_tqdm": True,
         **_cpu_defaults(),
     }

@@ -1,164 +1,31 @@
-"""Evaluation of a policy on an env: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds.
+"""Model-backed policies on an env: Hugging Face models (with or without adapters), routed adapters and any
+OpenAI-compatible endpoint, all acting through the TRL bridge exactly as during GRPO training: tools (plus
+`send_message_to_user`) are offered, tool calls run until a reply without one ends the episode.
 
-Policies:
-- `scripted:oracle|random|passive` act on the Gymnasium env itself (`env.step(action)`): the oracle replays the
-  scenario's oracle actions, random makes type-correct random tool calls and random remarks, passive only talks;
-- `hf:MODEL[+ADAPTER]` (MODEL: a path, a hub id, `tiny` or `smollm2`) and `openai:MODEL` (any OpenAI-compatible
-  server: --base-url / OPENAI_BASE_URL) are chat models and act through the TRL bridge, exactly as during GRPO
-  training: tools (plus `send_message_to_user`) are offered, tool calls run until a reply without one ends the episode.
+- `hf:MODEL[+ADAPTER]` (MODEL: a path, a hub id, `tiny` or `smollm2`);
+- `routed:BASE+ADAPTERS_DIR`: one PEFT model with every adapter, switched per episode by the router;
+- `openai:MODEL`: any OpenAI-compatible server (--base-url / OPENAI_BASE_URL).
+
+Scripted policies, episode results, reports and pass@k need no model and live in `trace_envs.evaluation`;
+`evaluate` here accepts every policy kind.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
-from collections import Counter
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from adapters_train.config import EVAL_SEED_OFFSET
-
-
-# ---- results -----------------------------------------------------------------------------------------------------------
-@dataclass
-class EpisodeResult:
-    seed: int
-    sample: int
-    reward: float
-    passed: bool
-    breakdown: dict[str, float] = field(default_factory=dict)
-    turns: int = 0
-    adapter: str | None = None  # for a routed policy: the adapter the router chose ("none": the base model)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from n samples with c successes (Chen et al., 2021)."""
-    if k > n:
-        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-def group_by_seed(results: Iterable[EpisodeResult]) -> dict[int, list[EpisodeResult]]:
-    groups: dict[int, list[EpisodeResult]] = {}
-    for r in results:
-        groups.setdefault(r.seed, []).append(r)
-    return groups
-
-
-def pass_at_ks(results: Sequence[EpisodeResult], ks: Iterable[int]) -> dict[str, float]:
-    groups = group_by_seed(results)
-    n = min(len(g) for g in groups.values()) if groups else 0
-    out = {}
-    for k in ks:
-        if 1 <= k <= n:
-            vals = [pass_at_k(len(g), sum(r.passed for r in g), k) for g in groups.values()]
-            out[f"pass@{k}"] = sum(vals) / len(vals)
-    return out
-
-
-@dataclass
-class EvalReport:
-    env_id: str
-    policy: str
-    episodes: int
-    samples: int
-    seed_offset: int
-    success_rate: float
-    mean_reward: float
-    clauses: dict[str, float]
-    pass_at: dict[str, float]
-    results: list[EpisodeResult]
-
-    def to_dict(self, with_results: bool = False) -> dict[str, Any]:
-        d = asdict(self)
-        if not with_results:
-            d.pop("results")
-        routed = [r for r in self.results if r.adapter is not None]
-        if routed:
-            d["adapters"] = {str(r.seed): r.adapter for r in routed}
-        return d
-
-    def format(self) -> str:
-        lines = [
-            f"env: {self.env_id}",
-            f"policy: {self.policy}",
-            f"episodes: {self.episodes} seeds x {self.samples} samples (seeds {self.seed_offset}..{self.seed_offset + self.episodes - 1})",
-            f"success_rate: {self.success_rate:.3f}",
-            f"mean_reward: {self.mean_reward:.3f}",
-        ]
-        lines += [f"clause {k}: {v:.3f}" for k, v in self.clauses.items()]
-        lines += [f"{k}: {v:.3f}" for k, v in self.pass_at.items()]
-        routed = [r for r in self.results if r.adapter is not None]
-        if routed:
-            lines.append("adapters used: " + ", ".join(f"{a} x{n}" for a, n in Counter(r.adapter for r in routed).items()))
-            lines += [f"  seed {r.seed}: {r.adapter} (reward {r.reward:.3f})" for r in routed]
-        return "\n".join(lines)
-
-
-def summarize(env_id: str, policy: str, results: list[EpisodeResult], episodes: int, samples: int, seed_offset: int) -> EvalReport:
-    n = max(len(results), 1)
-    clause_names: list[str] = []
-    for r in results:
-        clause_names += [c for c in r.breakdown if c not in clause_names]
-    clauses = {c: sum(r.breakdown.get(c, 0.0) for r in results) / n for c in clause_names}
-    ks = [k for k in (1, 2, 4, 8, 16) if k <= samples] or [1]
-    return EvalReport(
-        env_id=env_id,
-        policy=policy,
-        episodes=episodes,
-        samples=samples,
-        seed_offset=seed_offset,
-        success_rate=sum(r.passed for r in results) / n,
-        mean_reward=sum(r.reward for r in results) / n,
-        clauses=clauses,
-        pass_at=pass_at_ks(results, ks),
-        results=results,
-    )
-
-
-# ---- scripted policies (act on the gym env) ---------------------------------------------------------------------------
-class ScriptedPolicy:
-    """The env's oracle, or the random and passive baselines that validate every generated env
-    (`trace_envs.generate.policies`): the same policies `trace-envs check` uses."""
-
-    kinds = ("oracle", "random", "passive")
-
-    def __init__(self, kind: str):
-        if kind not in self.kinds:
-            raise ValueError(f"scripted policy must be one of {', '.join(self.kinds)}, got {kind!r}")
-        self.kind = kind
-
-    @property
-    def name(self) -> str:
-        return f"scripted:{self.kind}"
-
-    def episode(self, env_id: str, seed: int, sample: int) -> EpisodeResult:
-        import gymnasium as gym
-
-        from trace_envs.generate.policies import passive_action, random_action, run_policy, run_scripted
-
-        env = gym.make(env_id)
-        base = env.unwrapped
-        if self.kind == "oracle":
-            score, info = run_scripted(base, "oracle", seed)
-        else:
-            policy = random_action if self.kind == "random" else passive_action
-            score, info = run_policy(base, policy, seed, sample=sample)
-        env.close()
-        return EpisodeResult(seed, sample, float(score), bool(info.get("success")), dict(info.get("reward_breakdown", {})),
-                             int(info.get("turn", 0)))
-
-    def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, **_: Any) -> list[EpisodeResult]:
-        return [self.episode(env_id, s, j) for s in seeds for j in range(samples)]
+from trace_envs.evaluation import EVAL_SEED_OFFSET, EpisodeResult, EvalReport, ScriptedPolicy
+from trace_envs.evaluation import evaluate as evaluate_policy
 
 
 # ---- chat policies (act through the TRL bridge) ---------------------------------------------------------------------------
 class ChatPolicy:
+    """A chat model's turn function (`respond`) driven through the TRL bridge; subclasses say how it replies."""
+
     name = "chat"
     batch_size = 16
 
@@ -211,9 +78,10 @@ class ChatPolicy:
                     if turns[i] < limit:
                         still.append(i)
                 active = still
-            for inst, (seed, j), t in zip(insts, chunk, turns):
+            for inst, conv, (seed, j), t in zip(insts, convs, chunk, turns):
                 res = inst._score()
-                out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t))
+                out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t,
+                                         reasons=dict(res.reasons), messages=conv))
             if progress:
                 print(f"[eval] {len(out)}/{len(jobs)} episodes", file=sys.stderr, flush=True)
         return out
@@ -411,58 +279,14 @@ def parse_policy(spec: str, **opts: Any) -> Any:
 
 def evaluate(env_id: str, policy: Any, episodes: int = 50, *, samples: int = 1, seed_offset: int = EVAL_SEED_OFFSET,
              progress: bool = False, **opts: Any) -> EvalReport:
-    """Run `episodes` fixed seeds (`seed_offset`, ...) x `samples` rollouts and summarize."""
-    import trace_envs  # noqa: F401
+    """Run `episodes` fixed seeds (`seed_offset`, ...) x `samples` rollouts of any policy and summarize.
 
+    Args:
+        env_id: a registered env id. policy: a policy object or its text (see `parse_policy`).
+        episodes, samples, seed_offset: the seeds, as in `trace_envs.evaluation.evaluate`.
+        progress: print a line to stderr after each batch of chat episodes.
+        opts: model options for `parse_policy` (temperature, max_new_tokens, chat_template, base_url, batch_size).
+    """
     pol = parse_policy(policy, **opts) if isinstance(policy, str) else policy
-    seeds = list(range(seed_offset, seed_offset + episodes))
     kwargs = {"progress": progress} if isinstance(pol, ChatPolicy) else {}
-    results = pol.rollouts(env_id, seeds, samples, **kwargs)
-    return summarize(env_id, pol.name, results, episodes, samples, seed_offset)
-
-
-# ---- scripted completions for GRPO runs (tests, benchmarks) --------------------------------------------------------------
-class OracleScript:
-    """Completions for a scripted GRPO run in the bridge's ChatML form: on the first turn every `junk_every`-th rollout
-    answers junk (a plain message, which ends it with reward 0); the others play the env's oracle conversation turn by
-    turn (`oracle_conversation`), so rewards differ inside each group. `script(prompt_text, index) -> completion`."""
-
-    def __init__(self, env_id: str, seeds: Iterable[int], *, junk_every: int = 2, eos: str = "<|im_end|>",
-                 junk: str = "Sorry, I cannot help with that."):
-        from trace_envs.integrations.trl import bridge_class, oracle_conversation
-
-        cls = bridge_class(env_id)
-        # Several seeds may share an opening (e.g. the user gives the id only when asked): keep every episode and
-        # tell them apart by the tool results already in the prompt.
-        self.plans: list[tuple[str, list[dict[str, Any]], list[str]]] = []
-        for seed in seeds:
-            conv = oracle_conversation(env_id, int(seed), factory=cls)
-            msgs = conv["messages"]
-            results = [m["content"] for m in msgs if m["role"] == "tool"]
-            self.plans.append((msgs[1]["content"], [m for m in msgs if m["role"] == "assistant"], results))
-        self.junk_every = junk_every
-        self.eos = eos
-        self.junk = junk
-
-    @staticmethod
-    def render(msg: dict[str, Any]) -> str:
-        if msg.get("tool_calls"):
-            return "\n".join(
-                "<tool_call>\n" + json.dumps({"name": c["function"]["name"], "arguments": c["function"]["arguments"]})
-                + "\n</tool_call>"
-                for c in msg["tool_calls"]
-            )
-        return str(msg.get("content") or "")
-
-    def __call__(self, prompt_text: str, index: int) -> str:
-        turn = prompt_text.count("<|im_start|>assistant") - 1
-        cands = [p for p in self.plans if p[0] in prompt_text]
-        if not cands:
-            return self.junk + self.eos
-        best = max(len(p[0]) for p in cands)
-        cands = [p for p in cands if len(p[0]) == best]
-        plan = max(cands, key=lambda p: sum(r in prompt_text for r in p[2]))[1]
-        if turn <= 0 and self.junk_every and index % self.junk_every == self.junk_every - 1:
-            return self.junk + self.eos
-        msg = plan[min(max(turn, 0), len(plan) - 1)]
-        return self.render(msg) + self.eos
+    return evaluate_policy(env_id, pol, episodes, samples=samples, seed_offset=seed_offset, **kwargs)

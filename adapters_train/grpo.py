@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import datetime as _dt
-import sys
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
+from adapters_train.env_info import env_info
+from adapters_train.metrics import (
+    metrics_callback,
+    metrics_paths,
+    progress_line,
+    quiet,
+    reward_curve,
+    step_progress_callback,
+)
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
 
 
@@ -26,10 +35,8 @@ class TrainResult:
     sft_dir: Path | None = None
     num_tokens: list[int] = field(default_factory=list)  # TRL's cumulative token count (all ranks) per logged step
     main_process: bool = True  # False on the other ranks of a data-parallel job: they neither print nor save
-
-
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    metrics_path: Path | None = None  # every trainer log of the run (SFT warm start and GRPO), one JSON line each
+    curve_path: Path | None = None  # the reward-curve PNG
 
 
 def group_signal_callback() -> Any:
@@ -62,33 +69,14 @@ def group_signal_callback() -> Any:
             self._dead = self._dead + 1 if share == 0.0 else 0
             if not state.is_world_process_zero:
                 return
-            _log(f"[grpo] step {state.global_step}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
+            progress_line(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
             if self._dead in (3, 20):
-                _log(
+                progress_line(
                     f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
                     "Warm start (--warm-start), raise the env's hint_rate or lower its difficulty (trace-envs calibrate)."
                 )
 
     return GroupSignalCallback()
-
-
-def env_info(env_id: str) -> dict[str, Any]:
-    import gymnasium as gym
-
-    import trace_envs  # noqa: F401
-
-    env = gym.make(env_id)
-    base = env.unwrapped
-    cap = base.capability
-    info = {
-        "env_id": env_id,
-        "capability": cap.name,
-        "family": cap.family,
-        "spec_hash": cap.spec_hash,
-        "max_turns": int(getattr(base, "max_turns", 16)),
-    }
-    env.close()
-    return info
 
 
 def adapter_dir_for(cfg: TrainConfig, env_id: str) -> Path:
@@ -112,7 +100,10 @@ def train_grpo(
     Under `torchrun` / `accelerate launch` the ranks form one data-parallel job: each step's prompts (one seed per
     GRPO group) are drawn once for the whole job and split across the ranks by TRL's sampler, so the job sees
     `world_size` times the groups of one process; only the main process saves the adapter (the result's
-    `main_process` says which one this is)."""
+    `main_process` says which one this is).
+
+    Every trainer log goes to `<adapter>.metrics.jsonl` beside the adapter folder (not to the console, which gets one
+    line per step) and the reward curve to `<adapter>.reward.png`, whether or not the adapter is saved."""
     from trl import GRPOTrainer
 
     from adapters_train.distributed import debug_dir, seed_recorder, write_debug_dump
@@ -120,14 +111,18 @@ def train_grpo(
 
     t0 = time.perf_counter()
     info = env_info(cfg.env_id)
+    cfg = cfg.replace(env_id=info["env_id"])  # the resolved id (a bare name becomes trace/<name>)
     target = Path(adapter_dir) if adapter_dir else adapter_dir_for(cfg, cfg.env_id)
+    metrics_path, curve_path = metrics_paths(target)
+    if int(os.environ.get("RANK", "0")) == 0:  # one file per run: the main process starts it afresh
+        metrics_path.unlink(missing_ok=True)
     loaded = loaded or resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
     sft_dir = None
     if cfg.warm_start and init_adapter is None:
         from adapters_train.sft import train_sft
 
         sft_dir = target.parent / f"{target.name}-sft"
-        train_sft(cfg, loaded=loaded, adapter_dir=sft_dir)
+        train_sft(cfg, loaded=loaded, adapter_dir=sft_dir, metrics_path=metrics_path)
         loaded = resolve_model(cfg.model, chat_template=cfg.chat_template, seed=cfg.seed)
         init_adapter = sft_dir
     model: Any = loaded.model
@@ -154,8 +149,11 @@ def train_grpo(
             processing_class=loaded.tokenizer,
             peft_config=peft_config,
             environment_factory=factory,
-            callbacks=[signal, *(callbacks or [])],
+            callbacks=[signal, step_progress_callback("grpo", loss_key=None), metrics_callback(metrics_path, "grpo"),
+                       *(callbacks or [])],
         )
+        quiet(trainer)
+        progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:
@@ -180,6 +178,8 @@ def train_grpo(
         }
         if save and main:
             save_adapter(trainer.model, loaded.tokenizer, target, meta)
+        if main:
+            reward_curve(signal.rewards, signal.informative, curve_path, f"GRPO on {cfg.env_id} ({loaded.name})")
         if dump_to:
             write_debug_dump(trainer, recorder, dump_to, saved_adapter=save and main)
         trainer.accelerator.wait_for_everyone()  # the other ranks return once the adapter is in place
@@ -196,6 +196,8 @@ def train_grpo(
         sft_dir=sft_dir,
         num_tokens=list(signal.num_tokens),
         main_process=main,
+        metrics_path=metrics_path if main else None,
+        curve_path=curve_path if main else None,
     )
 
 
@@ -204,38 +206,12 @@ def _final_reward(rewards: list[float], window: int = 5) -> float | None:
     return round(sum(tail) / len(tail), 4) if tail else None
 
 
-def registered_envs(prefix: str = "trace/") -> list[str]:
-    import gymnasium as gym
-
-    import trace_envs  # noqa: F401
-
-    return sorted(k for k in gym.registry if k.startswith(prefix))
-
-
 def train_all(cfg: TrainConfig, env_ids: list[str] | None = None, **kwargs: Any) -> list[TrainResult]:
     """One adapter per capability: every registered `trace/*` env (or `env_ids`)."""
+    from trace_envs.registry import registered_ids
+
     results = []
-    for env_id in env_ids or registered_envs():
-        _log(f"[grpo] training {env_id}")
+    for env_id in env_ids or registered_ids():
+        progress_line(f"[grpo] training {env_id}")
         results.append(train_grpo(cfg.replace(env_id=env_id), **kwargs))
     return results
-
-
-
-
-def scripted_trainer_class(script: Callable[[str, int], str], base: type | None = None) -> type:
-    """A GRPOTrainer whose generation is replaced by `script(prompt_text, index) -> completion text` (the way TRL's
-    own tests stand in for a model that cannot yet earn reward): everything else, the bridge, the tool loop, rewards,
-    advantages, the LoRA update, runs for real."""
-    from trl import GRPOTrainer
-
-    class ScriptedGRPOTrainer(base or GRPOTrainer):  # type: ignore[misc, valid-type]
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            tok = self._tokenizer
-            out = []
-            for i, ids in enumerate(prompt_ids):
-                text = tok.decode(list(ids), skip_special_tokens=False)
-                out.append(tok(script(text, i), add_special_tokens=False)["input_ids"])
-            return out, None
-
-    return ScriptedGRPOTrainer

@@ -5,10 +5,14 @@ a hand-written env should be noise: ratio <= 1.05."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+# The toy env and the scripted completions are test doubles: they live in tests/ and do not ship in the wheel.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -91,11 +95,11 @@ class HandRefundEnv:
 
 
 def _time_run(factory: Any, dataset: Any, script: Any) -> float:
+    from _doubles import scripted_trainer_class
+    from peft import LoraConfig
     from trl import GRPOConfig
 
-    from adapters_train.grpo import scripted_trainer_class
     from adapters_train.models import build_tiny
-    from peft import LoraConfig
 
     loaded = build_tiny()
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,8 +120,8 @@ def run() -> list[str]:
     import contextlib
     import io
 
-    from adapters_train.evaluate import OracleScript
-    from adapters_train.toy import register_toy
+    from _doubles import OracleScript, register_toy
+
     from trace_envs.integrations.trl import bridge_class, build_dataset
 
     env_id = register_toy()

@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 
 from trace_envs.datasets.planted import PLANTED_DEFICITS, PLANTED_RULES, generate_planted, match_deficit, planted_policy
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.policies import run_policy
 from trace_envs.generate.publish import generate_one
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.mining.label import spec_target_tools
 from trace_envs.mining.pipeline import MineOptions, mine
 

@@ -36,28 +36,6 @@ def time_budget_callback(deadline: float):
     return TimeBudget()
 
 
-def plot(rewards: list[float], informative: list[float], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = list(range(1, len(rewards) + 1))
-    ax.plot(steps, rewards, marker="o", label="mean group reward")
-    if len(rewards) >= 5:
-        w = 5
-        smooth = [sum(rewards[max(0, i - w + 1): i + 1]) / len(rewards[max(0, i - w + 1): i + 1]) for i in range(len(rewards))]
-        ax.plot(steps, smooth, label="moving average (5)")
-    ax.plot(steps, informative, linestyle=":", label="share of informative groups")
-    ax.set_xlabel("GRPO step")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env", default=None)
@@ -81,16 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     import gymnasium as gym
 
     import trace_envs  # noqa: F401
-    from adapters_train.config import EVAL_SEED_OFFSET, TrainConfig
+    from adapters_train.config import TrainConfig
     from adapters_train.evaluate import HFPolicy, evaluate
-    from adapters_train.grpo import registered_envs, train_grpo
+    from adapters_train.grpo import train_grpo
+    from adapters_train.metrics import reward_curve
     from adapters_train.models import load_policy_model, resolve_model
     from adapters_train.sft import train_sft
+    from trace_envs.evaluation import EVAL_SEED_OFFSET
+    from trace_envs.registry import registered_ids, resolve_env_id
 
     start = time.time()
-    env_id = a.env or next(iter(registered_envs()), None)
-    if env_id is None or env_id not in gym.registry:
-        log(f"no such env {env_id!r}; generate one first (trace-envs generate)")
+    try:
+        env_id = resolve_env_id(a.env) if a.env else registered_ids()[0]
+    except (gym.error.NameNotFound, IndexError) as exc:
+        log(f"error: {exc or 'no trace/* env is registered; generate one first (trace-envs generate)'}")
         return 2
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     run_eval("grpo", f"{a.model}+{res.adapter_dir}", loaded=load_policy_model(f"{a.model}+{res.adapter_dir}"))
 
     png = out / "reward_curve.png"
-    plot(res.rewards, res.informative, png, f"GRPO on {env_id} ({a.model}, warm start)")
+    reward_curve(res.rewards, res.informative, png, f"GRPO on {env_id} ({a.model}, warm start)")
     timings["total_s"] = round(time.time() - start, 1)
     summary = {"env_id": env_id, "model": a.model, "episodes": a.episodes, "seed_offset": EVAL_SEED_OFFSET,
                "grpo_steps": res.steps, "group": a.group, "evals": evals, "timings": timings,

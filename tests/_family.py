@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.publish import MODULE_FILE, GenerateResult, generate_one
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.runtime import TraceEnv
 from trace_envs.spec.io import load_specs
 from trace_envs.spec.model import CapabilitySpec

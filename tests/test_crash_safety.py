@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from trace_envs.envs_loader import import_module_from
 from trace_envs.generate.publish import MODULE_FILE, README_FILE, SPEC_FILE, env_files, generate_one
-from trace_envs.generate.validate import import_module_from
 from trace_envs.spec.io import load_specs
 
 from _reliability import ROOT

@@ -120,8 +120,11 @@ def test_train_killed_at_random_moments_leaves_old_or_new_adapter(tmp_path):
     for _ in range(3):
         _kill_after([sys.executable, "-c", TRAIN, ENV_ID, str(out), "2e-5"], rng.uniform(2.0, 14.0))
         seen.add(_adapter_state(target))
-        visible = [p.name for p in out.iterdir() if not p.name.startswith(".")]
-        assert visible == [target.name], f"visible leftovers: {visible}"
+        visible = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+        # besides the adapter only the run's metrics log and its reward curve, each whole
+        assert set(visible) <= {target.name, f"{target.name}.metrics.jsonl", f"{target.name}.reward.png"}, visible
+        curve = out / f"{target.name}.reward.png"
+        assert not curve.exists() or curve.read_bytes().endswith(b"IEND\xaeB`\x82")
     assert seen <= {"1e-05", "2e-05"}
     subprocess.run([sys.executable, "-c", TRAIN, ENV_ID, str(out), "2e-5"], check=True, capture_output=True)
     assert _adapter_state(target) == "2e-05"

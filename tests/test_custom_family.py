@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.datasets.planted import PLANTED_RULES, generate_planted
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.families import (
     Family,
     FamilyError,
@@ -20,7 +21,6 @@ from trace_envs.families import (
 )
 from trace_envs.generate.policies import run_scripted
 from trace_envs.generate.publish import MODULE_FILE, generate_one
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.io import json_schema, parse_specs
 from trace_envs.spec.model import CapabilitySpec

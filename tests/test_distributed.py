@@ -57,7 +57,7 @@ def test_torchrun_two_ranks_train_one_model(tmp_path: Path) -> None:
     # The global batch spans the ranks: two groups per step instead of one (prompt lengths differ a little by seed).
     ratio = two["num_tokens"][0] / one.num_tokens[0]
     assert 1.9 <= ratio <= 2.1, (one.num_tokens, two["num_tokens"])
-    assert err.count("[grpo] step 1:") == 1  # rank 0 logs the step summaries, once
+    assert err.count("[grpo] step 1/") == 1  # rank 0 logs the step summaries, once
     ranks = [json.loads((dump / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert [r["world_size"] for r in ranks] == [2, 2]
     # Every rank rolls out whole groups (one seed per group) and no group is drawn twice across ranks and steps.
@@ -71,7 +71,10 @@ def test_torchrun_two_ranks_train_one_model(tmp_path: Path) -> None:
     assert ranks[0]["lora_sha256"] == ranks[1]["lora_sha256"] and ranks[0]["lora_tensors"] > 0
     assert [r["saved_adapter"] for r in ranks] == [True, False]
     out = tmp_path / "two"
-    assert sorted(p.name for p in out.iterdir()) == [name, f"{name}-sft"]  # the adapter and its warm start, no temp
+    # the adapter, its warm start and rank 0's metrics file and reward curve; no temp folder
+    assert sorted(p.name for p in out.iterdir()) == [name, f"{name}-sft", f"{name}.metrics.jsonl", f"{name}.reward.png"]
+    logged = [json.loads(line) for line in (out / f"{name}.metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in logged if r["phase"] == "grpo" and "reward" in r] == [1, 2]  # written once, by rank 0
     meta = json.loads((out / name / "trace_adapter.json").read_text())
     assert meta["world_size"] == 2 and meta["steps"] == 2
     from adapters_train.distributed import lora_checksum

@@ -11,11 +11,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 gym = pytest.importorskip("gymnasium")
 
+from _doubles import TOY_ENV_ID, register_toy  # noqa: E402
+
 import trace_envs  # noqa: E402,F401
 from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
-from adapters_train.evaluate import EpisodeResult, OpenAIPolicy, evaluate, pass_at_k  # noqa: E402
+from adapters_train.evaluate import OpenAIPolicy, evaluate  # noqa: E402
+from trace_envs.evaluation import EpisodeResult, pass_at_k  # noqa: E402
 from trace_envs.generate.policies import random_value  # noqa: E402
-from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
 
 register_toy()
 GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))
@@ -104,6 +106,9 @@ def test_hf_tiny_policy_runs_through_the_bridge() -> None:
     rep = evaluate(TOY_ENV_ID, "hf:tiny", 2, samples=2, temperature=1.0, max_new_tokens=16)
     assert len(rep.results) == 4 and 0.0 <= rep.mean_reward <= 1.0
     assert rep.policy == "hf:tiny"
+    for r in rep.results:  # what a transcript shows: the prompt, then every turn the model took
+        assert [m["role"] for m in r.messages[:2]] == ["system", "user"] and r.messages[2]["role"] == "assistant"
+        assert set(r.breakdown) <= set(r.reasons)
 
 
 def test_unknown_policy_is_a_clear_error() -> None:
@@ -151,3 +156,94 @@ def test_routed_policy_switches_adapters_per_episode_and_reports_them(tmp_path) 
     assert [r.adapter for r in report.results] == [names[0], names[0]]  # the env's openings ask to cancel
     assert report.to_dict()["adapters"] == {str(r.seed): names[0] for r in report.results}
     assert "adapters used: cancel_capability x2" in report.format()
+
+
+def test_unknown_env_is_one_error_line_naming_where_it_looked() -> None:
+    res = _cli("eval", "no_such_capability", "--policy", "scripted:oracle", "--episodes", "1")
+    assert res.exit_code == 2
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: unknown env 'trace/no_such_capability'")
+    assert "Looked in:" in lines[0] and "TRACE_ENVS_PATH" in lines[0]
+
+
+def test_transcripts_round_trip_from_eval_to_show(tmp_path) -> None:
+    """eval --transcripts writes one line per episode holding exactly what the oracle did; show renders one of them."""
+    from trace_envs.runtime import parse_action
+    from trace_envs.transcripts import read_transcripts
+
+    env_id, path = ENVS[0], tmp_path / "oracle.jsonl"
+    res = _cli("eval", env_id, "--policy", "scripted:oracle", "--episodes", "3", "--seed-offset", "40",
+               "--transcripts", str(path))
+    assert res.exit_code == 0, res.output
+    records = read_transcripts(path)
+    assert [(r["seed"], r["sample"], r["reward"], r["passed"]) for r in records] == [(s, 0, 1.0, True) for s in (40, 41, 42)]
+    env = gym.make(env_id).unwrapped
+    for record in records:
+        env.reset(seed=record["seed"])
+        planned = [c for a in env.oracle_actions() for c in parse_action(a).calls]
+        assert [(c["name"], c["arguments"]) for c in record["tool_calls"]] == [(c.name, c.arguments) for c in planned]
+        assert all(c["result"] is not None for c in record["tool_calls"])
+        assert record["messages"][0] == {"role": "system", "content": env.system_prompt}
+        assert record["messages"][1] == {"role": "user", "content": env.opening}
+        assert set(record["reward_breakdown"]) <= set(record["reasons"]) and all(record["reward_breakdown"].values())
+
+    shown = _cli("show", str(path), "--episode", "1")
+    assert shown.exit_code == 0, shown.output
+    text = shown.stdout
+    env.reset(seed=41)
+    assert f"episode 1 of 3 in {path}" in text and "seed 41" in text and "reward 1.000 (passed)" in text
+    assert f"user: {env.opening}" in text
+    for call in records[1]["tool_calls"]:
+        assert f"agent -> {call['name']}(" in text
+    for clause in records[1]["reward_breakdown"]:
+        assert f"  {clause}: 1.00  ({records[1]['reasons'][clause]})" in text
+    assert _cli("show", str(path), "--seed", "42").stdout.startswith("episode 2 of 3")
+
+
+def test_show_names_the_file_and_line_of_a_broken_transcript(tmp_path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"messages": []}\nnot json\n')
+    res = _cli("show", str(path))
+    assert res.exit_code == 2 and f"error: {path}:2: not JSON" in res.output
+    path.write_text('{"messages": []}\n')
+    res = _cli("show", str(path), "--episode", "5")
+    assert res.exit_code == 2 and "--episode must be in 0..0, got 5" in res.output
+
+
+def test_scripted_eval_imports_neither_the_training_layer_nor_torch(tmp_path) -> None:
+    """Scripted evaluation works on a core install (no `train` extra): the CLI path never imports adapters_train."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from trace_envs.cli import _load_commands, app\n"
+        "_load_commands()\n"
+        f"res = CliRunner().invoke(app, ['eval', {ENVS[0]!r}, '--policy', 'scripted:oracle', '--episodes', '2', "
+        f"'--transcripts', {str(tmp_path / 't.jsonl')!r}])\n"
+        "assert res.exit_code == 0, res.output\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('adapters_train', 'torch', 'transformers', 'trl')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
+def test_transcripts_into_a_pipe_write_into_it_and_never_replace_it(tmp_path) -> None:
+    """`--transcripts /dev/stdout` or a named pipe is written into; the atomic rename is for files only."""
+    import stat
+    import threading
+
+    from trace_envs.evaluation import evaluate as evaluate_scripted
+    from trace_envs.transcripts import write_transcripts
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert write_transcripts(evaluate_scripted(ENVS[0], "scripted:oracle", 2), fifo) == 2
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and [json.loads(line)["seed"] for line in got[0].splitlines()] == [
+        1_000_000, 1_000_001]

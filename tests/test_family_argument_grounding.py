@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from _family import publish_example, write_args
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.generate.publish import MODULE_FILE, generate_one
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.runtime.world import call
 
 NAME = "airline_payment_id_from_reservation"

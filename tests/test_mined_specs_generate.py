@@ -11,9 +11,9 @@ import pytest
 
 from _family import airline_policy
 from trace_envs.datasets.planted import PLANTED_RULES, generate_planted
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.policies import run_policy
 from trace_envs.generate.publish import MODULE_FILE, generate_one
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.mining.pipeline import MineOptions, mine
 from trace_envs.spec.rules import load_rules
 from trace_envs.trajectories.loaders import load_runs

@@ -41,3 +41,37 @@ def test_run_end_to_end_then_resume(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "1 kept from an interrupted run" in resumed.stdout
     assert (adapter / "adapter_model.safetensors").stat().st_mtime == mtime
+
+
+TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TAU_BENCH.is_file(), reason="the shared tau-bench runs are not next to this checkout")
+def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
+    """The README's own real data, smallest settings: every stage finishes, including an SFT warm start on a mined env
+    whose policy-laden prompt is longer than the old fixed 4,096-token cut (once: num_samples=0). The console gets a
+    line per stage and per step, never a raw trainer dict; those go to the metrics file beside each adapter."""
+    out = tmp_path / "run"
+    config = tmp_path / "small.json"
+    config.write_text(json.dumps({"steps": 1, "num_generations": 2, "max_completion_length": 16, "sft_episodes": 2,
+                                  "eval_episodes": 1, "eval_max_new_tokens": 8}))
+    args = [CLI, "run", str(TAU_BENCH), "--out", str(out), "--model", "tiny", "--max-capabilities", "2",
+            "--config", str(config)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    console = done.stdout + done.stderr
+    assert "{'loss'" not in console and "{'train_runtime'" not in console
+    for stage in ("inspect", "mine", "generate", "check", "train", "eval", "route"):
+        assert f"{stage}: running" in console
+    caps = [c["name"] for c in json.loads((out / "mine" / "capabilities.json").read_text())[:2]]
+    lengths = []
+    for name in caps:
+        assert f"[grpo] trace/{name}: 1 steps of 2 rollouts (model tiny)" in console
+        assert (out / "adapters" / name / "adapter_config.json").is_file()
+        rows = [json.loads(line) for line in (out / "adapters" / f"{name}.metrics.jsonl").read_text().splitlines()]
+        assert {r["phase"] for r in rows} == {"sft", "grpo"}
+        assert (out / "adapters" / f"{name}.reward.png").read_bytes()[:4] == b"\x89PNG"
+        lengths.append(json.loads((out / "adapters" / f"{name}-sft" / "trace_adapter.json").read_text())["max_length"])
+    assert console.count("[grpo] step 1/1: reward") == 2
+    assert max(lengths) > 4096, f"no mined env here has a prompt past the old cut any more: {lengths}"

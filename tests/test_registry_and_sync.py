@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 import trace_envs
 from trace_envs.generate.publish import generate_one
-from trace_envs.registry import discover, register_all
+from trace_envs.registry import DuplicateEnvWarning, discover, register_all, resolve_env_id
 from trace_envs.spec.io import SCHEMA_PATH, json_schema, load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,6 +79,41 @@ def test_trace_envs_path_and_cwd_generated_are_registered(tmp_path, monkeypatch)
     assert env.reset(seed=0)[1]["capability"] == "my_custom_env"
     monkeypatch.delenv("TRACE_ENVS_PATH")
     assert "my_custom_env" not in discover()
+
+
+def test_an_env_id_resolves_from_its_bare_name_and_an_unknown_one_says_where_it_looked(tmp_path, monkeypatch):
+    name = COMMITTED[0]
+    assert resolve_env_id(name) == resolve_env_id(f"trace/{name}") == f"trace/{name}"
+    monkeypatch.setenv("TRACE_ENVS_PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(gym.error.NameNotFound) as caught:
+        resolve_env_id(name[:-1])
+    message = str(caught.value)
+    assert f"unknown env 'trace/{name[:-1]}' (did you mean trace/{name}" in message
+    assert str(GENERATED) in message and f"{tmp_path / 'nowhere'} (missing)" in message
+    assert "TRACE_ENVS_PATH=DIR" in message and "./generated" in message
+
+
+def test_an_env_folder_added_after_import_is_found_by_resolve(tmp_path, monkeypatch):
+    shutil.copytree(GENERATED / COMMITTED[0], tmp_path / "envs" / "late_env")
+    monkeypatch.setenv("TRACE_ENVS_PATH", str(tmp_path / "envs"))
+    try:
+        assert resolve_env_id("late_env") == "trace/late_env"
+    finally:
+        gym.registry.pop("trace/late_env", None)
+
+
+def test_the_same_env_name_in_two_folders_warns_naming_both(tmp_path, monkeypatch):
+    for folder in ("first", "second"):
+        shutil.copytree(GENERATED / COMMITTED[0], tmp_path / folder / "twin_env")
+    first, second = tmp_path / "first" / "twin_env" / "env.py", tmp_path / "second" / "twin_env" / "env.py"
+    monkeypatch.setenv("TRACE_ENVS_PATH", os.pathsep.join([str(tmp_path / "first"), str(tmp_path / "second")]))
+    try:
+        with pytest.warns(DuplicateEnvWarning) as record:
+            found = discover()
+        assert found["twin_env"] == second  # the later folder wins, as documented
+        assert [str(w.message) for w in record] == [f"env trace/twin_env is defined twice: {first} and {second}; using {second}"]
+    finally:
+        gym.registry.pop("trace/twin_env", None)
 
 
 def test_async_vector_env_steps():

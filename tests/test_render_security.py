@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.publish import generate_one, safe_target
 from trace_envs.generate.render import UnescapedValueError, environment, render_module
-from trace_envs.generate.validate import env_class, import_module_from
 from trace_envs.spec.io import SpecError, load_specs, parse_specs
 from trace_envs.spec.model import CapabilitySpec
 

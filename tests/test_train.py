@@ -16,12 +16,12 @@ pytest.importorskip("trl")
 pytest.importorskip("peft")
 gym = pytest.importorskip("gymnasium")
 
+from _doubles import TOY_ENV_ID, OracleScript, register_toy, scripted_trainer_class  # noqa: E402
+
 import trace_envs  # noqa: E402,F401
 from adapters_train.config import TrainConfig, load_config, make_grpo_config, make_lora_config  # noqa: E402
-from adapters_train.evaluate import OracleScript  # noqa: E402
-from adapters_train.grpo import scripted_trainer_class, train_grpo  # noqa: E402
+from adapters_train.grpo import train_grpo  # noqa: E402
 from adapters_train.models import ToolTemplateError, build_tiny, prepare_tokenizer, save_adapter  # noqa: E402
-from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
 
 register_toy()
 GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))
@@ -72,6 +72,13 @@ def test_grpo_two_steps_tiny_saves_a_trained_adapter(tmp_path: Path) -> None:
     fresh = PeftModel.from_pretrained(build_tiny().model, str(out))
     x = torch.tensor([[1, 2, 3, 4]])
     assert not torch.allclose(fresh(x).logits, build_tiny().model(x).logits)
+    # Every trainer log is in the metrics file (not on the console), and the reward curve is drawn.
+    name = ENV.split("/")[-1]
+    assert res.metrics_path == tmp_path / f"{name}.metrics.jsonl" and res.curve_path == tmp_path / f"{name}.reward.png"
+    rows = [json.loads(line) for line in res.metrics_path.read_text().splitlines()]
+    steps = [r for r in rows if r["phase"] == "grpo" and "reward" in r]
+    assert [r["step"] for r in steps] == [1, 2] and [r["reward"] for r in steps] == res.rewards
+    assert res.curve_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.slow
@@ -92,6 +99,31 @@ def test_sft_warm_start_then_grpo_continues_the_adapter(tmp_path: Path) -> None:
     assert json.loads((res.sft_dir / "trace_adapter.json").read_text())["method"] == "sft"
     meta = json.loads((res.adapter_dir / "trace_adapter.json").read_text())
     assert meta["method"] == "grpo+sft" and meta["warm_start"] == str(res.sft_dir)
+    phases = [json.loads(line)["phase"] for line in res.metrics_path.read_text().splitlines()]
+    assert phases[0] == "sft" and phases[-1] == "grpo" and set(phases) == {"sft", "grpo"}  # one file, both phases
+
+
+def test_sft_sequences_are_as_long_as_the_episodes_within_the_model_context() -> None:
+    """A mined env's prompt carries the whole policy: a fixed cut before the first assistant turn would leave every
+    episode fully masked (TRL then drops them all and fails with num_samples=0)."""
+    from datasets import Dataset
+
+    from adapters_train.sft import fit_to_length, sequence_length
+
+    rows = Dataset.from_list([
+        {"input_ids": list(range(10)), "assistant_masks": [0] * 6 + [1] * 4},
+        {"input_ids": list(range(7)), "assistant_masks": [0] * 3 + [1] * 4},
+    ])
+    model = build_tiny().model  # a 16,384-token context
+    assert sequence_length(TrainConfig(), model, rows) == 10
+    assert sequence_length(TrainConfig(sft={"max_length": 5}), model, rows) == 5
+    model.config.max_position_embeddings = 8
+    assert sequence_length(TrainConfig(), model, rows) == 8
+    assert len(fit_to_length(rows, 10, "trace/x")) == 2
+    assert fit_to_length(rows, 4, "trace/x")["input_ids"] == [list(range(7))]  # the one with an assistant token left
+    with pytest.raises(ValueError, match=r"trace/x: no oracle episode has an assistant token within the SFT sequence "
+                                         r"length of 3 tokens \(the earliest assistant turn starts at token 3\)"):
+        fit_to_length(rows, 3, "trace/x")
 
 
 def test_save_adapter_is_atomic_and_replaces(tmp_path: Path) -> None:

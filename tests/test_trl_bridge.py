@@ -17,7 +17,7 @@ pytest.importorskip("trl")
 gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
-from adapters_train.toy import TOY_ENV_ID, register_toy  # noqa: E402
+from _doubles import TOY_ENV_ID, register_toy  # noqa: E402
 from trace_envs.integrations.trl import (  # noqa: E402
     BRIDGE_NOTE,
     USER_TOOL,

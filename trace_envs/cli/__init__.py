@@ -44,6 +44,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.route_cmd",
     "trace_envs.cli.run_cmd",
     "trace_envs.cli.serve_cmd",
+    "trace_envs.cli.show_cmd",
 ]
 
 

@@ -22,8 +22,10 @@ def _fmt(value: float | None) -> str:
 
 
 def execute(config) -> None:
-    from adapters_train.pipeline import STAGES, Pipeline
+    from trace_envs.cli.train_cmd import quiet
+    from trace_envs.pipeline import STAGES, Pipeline
 
+    quiet()
     pipeline = Pipeline(config)
     console.print(f"output: {pipeline.out}   model: {pipeline.model_note}")
     with Progress(
@@ -33,6 +35,8 @@ def execute(config) -> None:
         task = progress.add_task("starting", total=len(STAGES))
 
         def tell(index: int, stage: str, message: str) -> None:
+            # a line per message as well as the bar: a log file (no live bar) still shows where the run is
+            progress.console.print(message, markup=False, highlight=False)
             progress.update(task, completed=index, description=message)
 
         pipeline.progress = tell
@@ -76,7 +80,7 @@ def run(
     """
     from pydantic import ValidationError
 
-    from adapters_train.pipeline import load_run_config
+    from trace_envs.pipeline import load_run_config
 
     try:
         cfg = load_run_config(
@@ -94,7 +98,7 @@ def demo(
 ) -> None:
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
     the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
-    from adapters_train.pipeline import demo_config
+    from trace_envs.pipeline import demo_config
 
     _guard(lambda: execute(demo_config(out=out, model=model)))
 

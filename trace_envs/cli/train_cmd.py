@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,25 +21,26 @@ _ENV_HELP = "Env id, e.g. trace/<capability> (or just <capability>)."
 
 
 def _env_id(env: str) -> str:
+    """The registered id for what the user typed, or one `error:` line (exit 2) naming where it looked."""
     import gymnasium as gym
 
     import trace_envs  # noqa: F401
+    from trace_envs.registry import resolve_env_id
 
-    if env.startswith("trace-toy/"):
-        from adapters_train.toy import register_toy
-
-        register_toy()
-    candidates = [env] if "/" in env else [f"trace/{env}", env]
-    for c in candidates:
-        if c in gym.registry:
-            return c
-    known = sorted(k for k in gym.registry if k.startswith("trace/"))
-    raise fail(f"unknown env {env!r}; registered: {', '.join(known) or '(none: run trace-envs generate)'}")
+    try:
+        return resolve_env_id(env)
+    except gym.error.NameNotFound as exc:
+        raise fail(str(exc)) from None
 
 
-def _quiet() -> None:
+def quiet() -> None:
+    """Keep the console to progress lines: no notice that TRL's environment_factory is experimental, no dataset
+    preprocessing bars, no tokenizer fork warnings (the trainers' own logs go to the metrics file)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    # raised from inside TRL / PEFT on every trainer; nothing a user of this CLI can change
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
 
 def _need_training_stack() -> None:
@@ -77,14 +80,15 @@ def train(
     scenario seeds of each step's rollouts) to check that the ranks trained one model.
     """
     _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.config import load_config
-    from adapters_train.grpo import registered_envs, train_grpo
+    from adapters_train.grpo import train_grpo
     from adapters_train.models import ToolTemplateError
+    from trace_envs.registry import registered_ids
 
     if not env and not all_envs:
         raise fail("give an ENV or --all")
-    env_ids = registered_envs() if all_envs else [_env_id(env or "")]
+    env_ids = registered_ids() if all_envs else [_env_id(env or "")]
     if not env_ids:
         raise fail("no trace/* env is registered (run trace-envs generate first)")
     try:
@@ -98,16 +102,17 @@ def train(
     for env_id in env_ids:
         try:
             res = train_grpo(cfg.replace(env_id=env_id))
-        except ToolTemplateError as exc:
+        except (ToolTemplateError, ValueError) as exc:
             raise fail(str(exc)) from None
         if not res.main_process:  # one data-parallel job: rank 0 reports it
             continue
         line = {"env_id": env_id, "adapter": str(res.adapter_dir), "steps": res.steps, "final_reward": res.final_reward,
                 "informative_group_share": (sum(res.informative) / len(res.informative)) if res.informative else None,
-                "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1)}
+                "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1), "metrics": str(res.metrics_path),
+                "reward_curve": str(res.curve_path)}
         print(json.dumps(line) if json_out else
               f"{env_id}: adapter {res.adapter_dir}  steps {res.steps}  final reward {res.final_reward}  "
-              f"({res.seconds:.0f}s)")
+              f"({res.seconds:.0f}s)\n  metrics {res.metrics_path}\n  reward curve {res.curve_path}")
 
 
 def sft(
@@ -122,7 +127,7 @@ def sft(
 ) -> None:
     """Warm start: train a LoRA with TRL's SFTTrainer on the env's oracle episodes (replayed through the bridge)."""
     _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.config import load_config
     from adapters_train.models import ToolTemplateError
     from adapters_train.sft import train_sft
@@ -136,7 +141,9 @@ def sft(
         raise fail(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise fail(str(exc)) from None
-    print(f"{env_id}: SFT adapter {path}")
+    from adapters_train.metrics import metrics_paths
+
+    print(f"{env_id}: SFT adapter {path}\n  metrics {metrics_paths(path)[0]}")
 
 
 def eval_cmd(
@@ -150,23 +157,37 @@ def eval_cmd(
     max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="Token budget of one model reply (default 256 for hf:, 512 for openai:).")] = None,
     chat_template: Annotated[Optional[str], typer.Option(help="Replace the model's chat template (TRL name or .jinja).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
+    transcripts: Annotated[Optional[Path], typer.Option("--transcripts", help="Write one JSON line per episode (seed, messages, tool calls, reward, breakdown, reasons); read it with `trace-envs show FILE`.")] = None,
 ) -> None:
     """Evaluate a policy: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds."""
-    from adapters_train.config import EVAL_SEED_OFFSET
+    from trace_envs.evaluation import EVAL_SEED_OFFSET
 
-    if not policy.startswith("scripted:"):
-        _need_training_stack() if policy.startswith(("hf:", "routed:")) else None
-    _quiet()
-    from adapters_train.evaluate import evaluate
-
+    if policy.startswith(("hf:", "routed:")):
+        _need_training_stack()
+    quiet()
     env_id = _env_id(env)
+    offset = EVAL_SEED_OFFSET if seed_offset is None else seed_offset
     try:
-        report = evaluate(env_id, policy, episodes, samples=samples,
-                          seed_offset=EVAL_SEED_OFFSET if seed_offset is None else seed_offset,
-                          temperature=temperature, base_url=base_url, chat_template=chat_template,
-                          progress=not json_out, **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
+        if policy.startswith("scripted:"):  # no model: the training stack is neither needed nor imported
+            from trace_envs.evaluation import evaluate as evaluate_scripted
+
+            report = evaluate_scripted(env_id, policy, episodes, samples=samples, seed_offset=offset)
+        else:
+            from adapters_train.evaluate import evaluate
+
+            report = evaluate(env_id, policy, episodes, samples=samples, seed_offset=offset, temperature=temperature,
+                              base_url=base_url, chat_template=chat_template, progress=not json_out,
+                              **({"max_new_tokens": max_new_tokens} if max_new_tokens else {}))
     except ValueError as exc:
         raise fail(str(exc)) from None
+    if transcripts is not None:
+        from trace_envs.transcripts import write_transcripts
+
+        try:
+            written = write_transcripts(report, transcripts)
+        except OSError as exc:
+            raise fail(f"{transcripts}: cannot write transcripts ({exc})") from None
+        print(f"transcripts: {written} episodes in {transcripts} (trace-envs show {transcripts})", file=sys.stderr)
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())
 
 
@@ -183,7 +204,7 @@ def calibrate_cmd(
     """Is this env trainable for this policy? Reward, success, group statistics, pass@k, verdict and the knob to turn."""
     if policy.startswith("hf:"):
         _need_training_stack()
-    _quiet()
+    quiet()
     from adapters_train.calibrate import calibrate
 
     env_id = _env_id(env)

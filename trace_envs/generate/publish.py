@@ -14,9 +14,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from trace_envs.atomic import staging_dir, swap_in
+from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.readme import env_readme
 from trace_envs.generate.render import render_module
-from trace_envs.generate.validate import CheckReport, env_class, import_module_from, validate_env
+from trace_envs.generate.validate import CheckReport, validate_env
 from trace_envs.spec.model import CapabilitySpec
 
 MODULE_FILE = "env.py"

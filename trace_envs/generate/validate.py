@@ -9,12 +9,7 @@ decision succeeds on more seeds than the share of the largest scenario class, wh
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import uuid
 import warnings
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -61,29 +56,6 @@ class CheckReport(BaseModel):
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def import_module_from(path: Path, name: str | None = None) -> ModuleType:
-    """Import an env module from a file, under a unique module name so versions never collide."""
-    module_name = name or f"trace_envs_generated_{path.parent.name}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
-
-
-def env_class(module: ModuleType) -> type[TraceEnv]:
-    cls = getattr(module, "Env", None)
-    if not (isinstance(cls, type) and issubclass(cls, TraceEnv)):
-        raise TypeError(f"{module.__name__} does not define Env, a TraceEnv subclass")
-    return cls
 
 
 def validate_env(

@@ -5,7 +5,8 @@
 Each stage writes its outputs under OUT/<stage>/ and, last, a `.done.json` recording a fingerprint of what it was
 computed from (input files, options, upstream outputs). A rerun skips every stage whose fingerprint still matches, so an
 interrupted run resumes where it stopped; change an option and that stage and the ones after it run again. This module
-sits on top of every layer (it is the only one that imports them all), as the CLI does.
+sits on top of every layer (the only library module that imports them all, as the CLI does); the training stack
+(`adapters_train`, torch) is imported inside the train and eval stages only, so the earlier stages run without it.
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ class Pipeline:
         (self.out / stage).mkdir(parents=True, exist_ok=True)
         summary = fn()
         self._finish(stage, fingerprint, summary)
-        self.results.append(StageResult(stage=stage, skipped=False, seconds=time.perf_counter() - t0, summary=summary))
+        seconds = time.perf_counter() - t0
+        self.progress(index + 1, stage, f"{stage}: {summary} ({seconds:.1f}s)")
+        self.results.append(StageResult(stage=stage, skipped=False, seconds=seconds, summary=summary))
         return fingerprint
 
     # ---- data ------------------------------------------------------------------------------------------------------
@@ -224,7 +227,11 @@ class Pipeline:
     def stage_generate(self) -> str:
         from trace_envs.generate.publish import generate_one
 
-        results = [generate_one(spec, self.out / "envs") for spec in self.specs()]
+        specs = self.specs()
+        results = []
+        for i, spec in enumerate(specs, 1):
+            self.progress(2, "generate", f"generate: {spec.name} ({i} of {len(specs)})")
+            results.append(generate_one(spec, self.out / "envs"))
         doc = [r.model_dump(mode="json") for r in results]
         write_text_atomic(self.out / "generate" / "results.json", json.dumps(doc, indent=2) + "\n")
         failed = [r.name for r in results if not r.published]
@@ -235,7 +242,9 @@ class Pipeline:
         from trace_envs.registry import load_env_class
 
         reports = {}
-        for env_id in self.env_ids():
+        env_ids = self.env_ids()
+        for i, env_id in enumerate(env_ids, 1):
+            self.progress(3, "check", f"check: {env_id} ({i} of {len(env_ids)})")
             name = env_id.split("/", 1)[1]
             cls = load_env_class(str(self.out / "envs" / name / "env.py"))
             reports[env_id] = report_dict(validate_env(cls))
@@ -266,14 +275,18 @@ class Pipeline:
         from adapters_train.grpo import train_grpo
 
         trained = reused = 0
-        for env_id in self.env_ids():
+        env_ids = self.env_ids()
+        for i, env_id in enumerate(env_ids, 1):
             cfg = self.train_config(env_id)
             marker = self.out / "train" / f"{env_id.split('/', 1)[1]}.json"
             fingerprint = _hash([env_id, self._env_hash(env_id), repr(cfg)])
             done = _read_json(marker)
             if done and done.get("fingerprint") == fingerprint and (self.adapter_dir(env_id) / "adapter_config.json").is_file():
                 reused += 1
+                self.progress(4, "train", f"train: {env_id} ({i} of {len(env_ids)}): adapter up to date, kept")
                 continue
+            self.progress(4, "train", f"train: {env_id} ({i} of {len(env_ids)}) with {self.model}, "
+                                      f"metrics in {self.adapter_dir(env_id)}.metrics.jsonl")
             result = train_grpo(cfg)
             write_text_atomic(marker, json.dumps({"fingerprint": fingerprint, "steps": result.steps,
                                                   "final_reward": result.final_reward}) + "\n")
@@ -291,9 +304,12 @@ class Pipeline:
         from adapters_train.evaluate import evaluate
 
         doc = {}
-        for env_id in self.env_ids():
-            kw = {"max_new_tokens": self.cfg.eval_max_new_tokens}
+        env_ids = self.env_ids()
+        for i, env_id in enumerate(env_ids, 1):
+            kw = {"max_new_tokens": self.cfg.eval_max_new_tokens, "progress": True}
+            self.progress(5, "eval", f"eval: {env_id} ({i} of {len(env_ids)}), {self.model} before training")
             before = evaluate(env_id, f"hf:{self.model}", episodes=self.cfg.eval_episodes, **kw)
+            self.progress(5, "eval", f"eval: {env_id} ({i} of {len(env_ids)}), {self.model} with its adapter")
             after = evaluate(env_id, f"hf:{self.model}+{self.adapter_dir(env_id)}", episodes=self.cfg.eval_episodes, **kw)
             doc[env_id] = {"before": before.to_dict(), "after": after.to_dict()}
         write_text_atomic(self.out / "eval" / "report.json", json.dumps(doc, indent=2, default=str) + "\n")

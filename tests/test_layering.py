@@ -1,0 +1,169 @@
+"""The design's layering (DESIGN.md, "Layering"), checked on the source: every import statement of the library, at
+module level or inside a function, parsed with `ast`.
+
+Data flows logs -> specs -> envs -> adapters -> router: training (adapters_train) reads no mining, routing evaluation
+or data sets; the gym.make path (registry) and the runtime know nothing of the generator, the miner or the trainer;
+checks are pure functions of a trace; mining never imports training; no library module imports the CLI; the training
+modules import each other without a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = ("trace_envs", "adapters_train")
+
+
+def module_name(path: Path) -> str:
+    """`trace_envs/cli/__init__.py` -> `trace_envs.cli`, `adapters_train/grpo.py` -> `adapters_train.grpo`."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def library_modules() -> dict[str, Path]:
+    return {module_name(p): p for pkg in LIBRARY for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """The library modules `path` imports anywhere in it (lazy imports inside functions included); `from a import b`
+    counts as importing `a.b` when that is a module, else `a`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            # `import a.b.c` of a module outside the library, or of a library module: keep library ones only
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = library_modules()
+    known = set(mods)
+    return {name: imports_of(path, name, known) for name, path in mods.items()}
+
+
+GRAPH = import_graph()
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def violations(sources: str | tuple[str, ...], forbidden: tuple[str, ...], graph: dict[str, set[str]] = GRAPH) -> list[str]:
+    """Every `source -> target` import where source is under one of `sources` and target under one of `forbidden`."""
+    sources = (sources,) if isinstance(sources, str) else sources
+    return sorted(
+        f"{src} -> {dst}"
+        for src, dsts in graph.items()
+        if any(_under(src, s) for s in sources)
+        for dst in dsts
+        if any(_under(dst, f) for f in forbidden)
+    )
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in `graph` (as the list of modules around it), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_parser_sees_module_level_lazy_and_package_imports() -> None:
+    """The graph the rules run on is the real one (a rule over an empty graph would pass for nothing)."""
+    assert len(GRAPH) > 80
+    assert "trace_envs.runtime.base" in GRAPH["trace_envs.envs_loader"]  # module level, `from a.b import c`
+    assert "adapters_train.grpo" in GRAPH["trace_envs.pipeline"]  # a lazy import inside a method
+    assert "trace_envs.routing_eval" in GRAPH["trace_envs.pipeline"]
+    assert "adapters_train.sft" in GRAPH["adapters_train.grpo"]  # lazy, inside train_grpo
+    assert "trace_envs.cli" in GRAPH["trace_envs.__main__"]  # a package's __init__
+    assert violations("trace_envs.pipeline", ("adapters_train",))  # the rule finder reports what it is shown
+
+
+def test_the_cycle_finder_finds_a_planted_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_training_imports_no_mining_routing_evaluation_data_sets_or_cli() -> None:
+    forbidden = ("trace_envs.mining", "trace_envs.routing_eval", "trace_envs.datasets", "trace_envs.cli")
+    assert violations("adapters_train", forbidden) == []
+
+
+def test_the_gym_make_path_and_the_runtime_know_no_generator_miner_or_trainer() -> None:
+    forbidden = ("trace_envs.generate", "trace_envs.mining", "adapters_train")
+    assert violations(("trace_envs.registry", "trace_envs.runtime", "trace_envs.envs_loader"), forbidden) == []
+
+
+def test_the_gym_make_path_stays_clean_through_what_it_imports() -> None:
+    """Transitively too: nothing `import trace_envs` pulls in (registry, loader, runtime and what they import)
+    reaches the generator, the miner or the trainer."""
+    seen, todo = set(), ["trace_envs", "trace_envs.registry", "trace_envs.runtime"]
+    while todo:
+        mod = todo.pop()
+        if mod not in seen:
+            seen.add(mod)
+            todo += GRAPH.get(mod, ())
+    bad = sorted(m for m in seen if any(_under(m, f) for f in ("trace_envs.generate", "trace_envs.mining", "adapters_train")))
+    assert bad == []
+
+
+def test_checks_import_no_runtime_env_or_generator() -> None:
+    forbidden = ("trace_envs.runtime", "trace_envs.registry", "trace_envs.envs_loader", "trace_envs.generate",
+                 "trace_envs.families", "trace_envs.integrations")
+    assert violations("trace_envs.checks", forbidden) == []
+
+
+def test_mining_never_imports_training() -> None:
+    assert violations("trace_envs.mining", ("adapters_train",)) == []
+
+
+def test_no_library_module_imports_the_cli() -> None:
+    importers = sorted(src for src, dsts in GRAPH.items() if any(_under(d, "trace_envs.cli") for d in dsts))
+    assert [m for m in importers if not _under(m, "trace_envs.cli") and m != "trace_envs.__main__"] == []
+
+
+def test_training_modules_import_each_other_without_a_cycle() -> None:
+    training = {src: {d for d in dsts if _under(d, "adapters_train") and d != "adapters_train"}
+                for src, dsts in GRAPH.items() if _under(src, "adapters_train")}
+    assert find_cycle(training) is None
+
+
+@pytest.mark.parametrize("name", ["toy", "pipeline"])
+def test_test_doubles_and_the_pipeline_are_not_in_the_training_package(name: str) -> None:
+    assert f"adapters_train.{name}" not in GRAPH
