@@ -151,7 +151,10 @@ class RoutedPolicy(HFPolicy):
         base, sep, adapters_dir = spec.partition("+")
         if not sep or not adapters_dir:
             raise ValueError(f"routed policy needs routed:BASE+ADAPTERS_DIR, got routed:{spec}")
-        index = load_index(adapters_dir)
+        try:
+            index = load_index(adapters_dir)
+        except FileNotFoundError as exc:  # a mistyped folder is the user's error, said in one line
+            raise ValueError(f"routed policy: {exc}; give a folder that `trace-envs train` wrote") from None
         loaded = resolve_model(base, chat_template=opts.get("chat_template"))
         model = loaded.model
         self.available: list[str] = []

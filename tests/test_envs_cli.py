@@ -70,7 +70,8 @@ def test_check_json_reports_every_measure():
 
 def test_check_unknown_env_is_exit_2():
     res = run("check", "trace/nope")
-    assert res.exit_code == 2 and "no env 'trace/nope'" in res.output
+    assert res.exit_code == 2 and "unknown env 'trace/nope'" in res.output
+    assert "Looked in: " in res.output and "TRACE_ENVS_PATH=DIR" in res.output  # where it looked, how to add one
 
 
 def test_play_the_oracle_in_the_terminal():

@@ -53,11 +53,14 @@ def one_error_line(res) -> str:
         ["calibrate", ENV, "--policy", "hf:smolm2", "--groups", "1", "--k", "2"],
         ["train", ENV, "--model", "smolm2", "--steps", "1"],
         ["sft", ENV, "--model", "smolm2", "--episodes", "1"],
+        ["run", "--model", "smolm2"],
+        ["demo", "--model", "smolm2"],
     ],
-    ids=["eval", "calibrate", "train", "sft"],
+    ids=["eval", "calibrate", "train", "sft", "run", "demo"],
 )
 def test_typo_in_a_model_name_is_one_error_line(app, args, tmp_path):
-    res = CliRunner().invoke(app, [*args, *(["--out", str(tmp_path / "a")] if args[0] in ("train", "sft") else [])])
+    writes = args[0] in ("train", "sft", "run", "demo")  # each would create its output folder
+    res = CliRunner().invoke(app, [*args, *(["--out", str(tmp_path / "a")] if writes else [])])
     line = one_error_line(res)
     assert line == f"error: unknown model 'smolm2' (not a known model name): did you mean smollm2? {VALID}"
     assert not (tmp_path / "a").exists()
@@ -134,3 +137,9 @@ def test_a_local_folder_wins_over_the_hub_form(tmp_path, monkeypatch):
     again = resolve_model("org/name")
     assert again.name == "org/name" and again.model.config.hidden_size == loaded.model.config.hidden_size
     assert Path("org/name/config.json").is_file()
+
+
+def test_missing_routed_adapters_folder_is_one_error_line(app, tmp_path):
+    res = CliRunner().invoke(app, ["eval", ENV, "--policy", f"routed:tiny+{tmp_path / 'nope'}", "--episodes", "1"])
+    assert one_error_line(res) == (f"error: routed policy: {tmp_path / 'nope'}: no router.json and no adapters "
+                                   "(*/trace_adapter.json) found; give a folder that `trace-envs train` wrote")

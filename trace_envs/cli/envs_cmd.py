@@ -140,13 +140,13 @@ def _brief(text: str, limit: int = 90) -> str:
 
 
 def _resolve_env_class(env: str):
+    from trace_envs.cli.common import resolve_env
     from trace_envs.registry import load_env_class, registered
 
-    env_id = env if env.startswith("trace/") else f"trace/{env}"
+    env_id = resolve_env(env)
     found = registered()
-    if env_id not in found:
-        known = ", ".join(sorted(found)) or "none"
-        raise fail(f"no env {env_id!r}; registered: {known}")
+    if env_id not in found:  # a Gymnasium env that is not a trace-envs one (CartPole-v1)
+        raise fail(f"{env_id} is not a trace-envs env; registered: trace-envs list")
     return load_env_class(str(found[env_id]))
 
 

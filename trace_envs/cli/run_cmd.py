@@ -89,6 +89,7 @@ def run(
         )
     except (ValidationError, ValueError, OSError) as exc:
         raise fail(f"{config or 'options'}: {exc}") from None
+    _check_model(cfg.model)
     _guard(lambda: execute(cfg))
 
 
@@ -100,7 +101,20 @@ def demo(
     the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
     from trace_envs.pipeline import demo_config
 
+    _check_model(model)
     _guard(lambda: execute(demo_config(out=out, model=model)))
+
+
+def _check_model(model: str) -> None:
+    """A mistyped model name fails here, in one line, before any stage runs (not minutes later at training)."""
+    if model == "auto":
+        return
+    from adapters_train.models import ModelNameError, check_model_name
+
+    try:
+        check_model_name(model)
+    except ModelNameError as exc:
+        raise fail(str(exc)) from None
 
 
 def _guard(fn) -> None:

@@ -27,9 +27,9 @@ def serve(
       trace-envs serve trace/airline_check_cabin_before_cancel --port 8000
       python -c "from trace_envs.remote import RemoteEnv; print(RemoteEnv('http://127.0.0.1:8000').reset(seed=0))"
     """
-    from trace_envs.cli.train_cmd import _env_id
+    from trace_envs.cli.common import resolve_env
 
-    env_id = _env_id(env)
+    env_id = resolve_env(env)
     if not 0 < port < 65536 or max_sessions < 1:
         raise fail("--port must be in 1..65535 and --max-sessions at least 1")
     try:

@@ -15,22 +15,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import fail, resolve_env
 
 _ENV_HELP = "Env id, e.g. trace/<capability> (or just <capability>)."
-
-
-def _env_id(env: str) -> str:
-    """The registered id for what the user typed, or one `error:` line (exit 2) naming where it looked."""
-    import gymnasium as gym
-
-    import trace_envs  # noqa: F401
-    from trace_envs.registry import resolve_env_id
-
-    try:
-        return resolve_env_id(env)
-    except gym.error.NameNotFound as exc:
-        raise fail(str(exc)) from None
 
 
 def quiet() -> None:
@@ -88,7 +75,7 @@ def train(
 
     if not env and not all_envs:
         raise fail("give an ENV or --all")
-    env_ids = registered_ids() if all_envs else [_env_id(env or "")]
+    env_ids = registered_ids() if all_envs else [resolve_env(env or "")]
     if not env_ids:
         raise fail("no trace/* env is registered (run trace-envs generate first)")
     try:
@@ -132,7 +119,7 @@ def sft(
     from adapters_train.models import ToolTemplateError
     from adapters_train.sft import train_sft
 
-    env_id = _env_id(env)
+    env_id = resolve_env(env)
     try:
         cfg = load_config(config, env_id=env_id, model=model, sft_episodes=episodes, sft_epochs=epochs,
                           sft_learning_rate=learning_rate, chat_template=chat_template)
@@ -165,7 +152,7 @@ def eval_cmd(
     if policy.startswith(("hf:", "routed:")):
         _need_training_stack()
     quiet()
-    env_id = _env_id(env)
+    env_id = resolve_env(env)
     offset = EVAL_SEED_OFFSET if seed_offset is None else seed_offset
     try:
         if policy.startswith("scripted:"):  # no model: the training stack is neither needed nor imported
@@ -207,7 +194,7 @@ def calibrate_cmd(
     quiet()
     from adapters_train.calibrate import calibrate
 
-    env_id = _env_id(env)
+    env_id = resolve_env(env)
     try:
         report = calibrate(env_id, policy, groups, k, temperature=temperature, base_url=base_url,
                            chat_template=chat_template, progress=not json_out)
