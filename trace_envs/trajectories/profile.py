@@ -1,6 +1,6 @@
 """The DomainProfile: what the agent's tools look like, as seen in real runs.
 
-For every tool the agent called (calls by the simulated user are left out): how often, an argument schema (JSON types
+For every tool the agent called (calls by the simulated user are profiled apart, as `user_tools`): how often, an argument schema (JSON types
 seen, arguments present in every call, a few example values), the shape of its results, its error rate, and whether it
 reads or writes state. The kind comes from the tool definitions when they carry a hint, else from an override file,
 else it is inferred: first from the tool's name (get_/search_/... read, cancel_/book_/update_/... write, think /
@@ -98,6 +98,11 @@ class DomainProfile(BaseModel):
     now: str | None = Field(default=None, description="The current time the policy states (ISO), if it states one.")
     invariants: dict[str, list[Invariant]] = Field(
         default_factory=dict, description="Per read tool: invariants every real record satisfied."
+    )
+    user_tools: dict[str, ToolProfile] = Field(
+        default_factory=dict,
+        description="Tools only the simulated user called (tau2 `requestor: user`, e.g. toggle_airplane_mode): the "
+        "agent has no such tool and must ask the user to act. Never listed in `tools`.",
     )
 
     @property
@@ -308,7 +313,7 @@ def _check_overrides(data: Any, where: str) -> dict[str, str]:
 
 
 def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None) -> DomainProfile:
-    """Profile the tools the agent called in `runs` (user-requestor calls are left out)."""
+    """Profile the tools the agent called in `runs`; tools only the simulated user called go to `user_tools`."""
     runs = list(runs)
     if overrides is None:
         kinds_override: dict[str, str] = {}
@@ -318,6 +323,7 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         kinds_override = _check_overrides(overrides, "overrides")
 
     accs: dict[str, _Acc] = {}
+    user_accs: dict[str, _Acc] = {}
     definitions: dict[str, Mapping[str, Any]] = {}
     for run in runs:
         for t in run.tools or []:
@@ -325,11 +331,10 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             if isinstance(fn.get("name"), str):
                 definitions.setdefault(fn["name"], t)
         for call in run.tool_calls:
-            if call.requestor != "agent":
-                continue
-            acc = accs.get(call.name)
+            into = accs if call.requestor == "agent" else user_accs
+            acc = into.get(call.name)
             if acc is None:
-                acc = accs[call.name] = _Acc(call.name)
+                acc = into[call.name] = _Acc(call.name)
             acc.add(call)
 
     name_kinds = {name: infer_kind_from_name(name) for name in accs}
@@ -378,6 +383,22 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         tool.arg_sources = sources.get(name, {})
     domains = Counter(str(r.meta["domain"]) for r in runs if r.meta.get("domain") and r.meta["domain"] != "custom")
     domain = domains.most_common(1)[0][0] if domains else guess_domain(tools)
+    # A tool both sides called stays the agent's; the user's own ones keep the kind their name says.
+    user_tools = {
+        name: _user_tool(acc) for name, acc in sorted(user_accs.items(), key=lambda kv: (-kv[1].calls, kv[0]))
+        if name not in tools
+    }
     return DomainProfile(
-        domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants
+        domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants,
+        user_tools=user_tools,
+    )
+
+
+def _user_tool(acc: _Acc) -> ToolProfile:
+    """A tool the simulated user called, profiled like the agent's (its kind from its name, else other)."""
+    return ToolProfile(
+        name=acc.name, calls=acc.calls, kind=infer_kind_from_name(acc.name) or "other", parameters=acc.schema(),
+        examples=acc.examples, result_keys=list(acc.result_keys),
+        result_example=acc.result_example if acc.has_example else acc.text_example,
+        error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0,
     )
