@@ -155,6 +155,23 @@ def _verbs_regex(verbs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{'|'.join(parts)})\b")
 
 
+def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
+    """Whether normalized `text` names the object and, not just after a negation, the verb."""
+    if not object_re.search(text):
+        return False
+    # a negation among the two words before the verb ("please don't turn on ...") takes it back
+    return any(not _NEGATION.search(" ".join(text[: m.start()].split()[-2:])) for m in verb_re.finditer(text))
+
+
+def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
+    """Whether some sentence of `text` tells someone to do the action named by one of `verbs` and one of `objects`
+    (what the scripted user acts on, and what a labeler looks for in a real agent's messages)."""
+    if not verbs or not objects:
+        return False
+    verb_re, object_re = _verbs_regex(tuple(verbs)), _words_regex(list(objects))
+    return any(_names(normalize(s), verb_re, object_re) for s in _SENTENCE_END.split(text[:MAX_READ]))
+
+
 def _target_regex(target: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(target)}(?![A-Za-z0-9_])", re.IGNORECASE)
 
@@ -300,10 +317,7 @@ class ScriptedUser:
         for sentence in _SENTENCE_END.split(raw):
             text = normalize(sentence)
             for i, (verb_re, object_re) in enumerate(self._instruction_res):
-                if self._acted[i] or i in out or not object_re.search(text):
-                    continue
-                # a negation among the few words before the verb ("please don't turn on ...") takes it back
-                if any(not _NEGATION.search(" ".join(text[: m.start()].split()[-2:])) for m in verb_re.finditer(text)):
+                if not self._acted[i] and i not in out and _names(text, verb_re, object_re):
                     out.append(i)
         return out
 

@@ -23,6 +23,7 @@ from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
 from trace_envs.trajectories.models import Run, ToolCall
+from trace_envs.trajectories.results import flatten
 
 __all__ = [
     "DomainProfile",
@@ -86,6 +87,11 @@ class ToolProfile(BaseModel):
         default_factory=dict, description="Write arguments whose value is a field of the record written (arg -> path)."
     )
     error_rate: float = 0.0
+    changes: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict,
+        description="User-side tools only: record fields an agent read showed changed across the user's call "
+        "(read tool -> dotted path -> [value before, value after], the most common pair).",
+    )
 
 
 class DomainProfile(BaseModel):
@@ -384,9 +390,10 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
     domains = Counter(str(r.meta["domain"]) for r in runs if r.meta.get("domain") and r.meta["domain"] != "custom")
     domain = domains.most_common(1)[0][0] if domains else guess_domain(tools)
     # A tool both sides called stays the agent's; the user's own ones keep the kind their name says.
+    changes = _user_tool_changes(runs, {n: t.kind for n, t in tools.items()})
     user_tools = {
-        name: _user_tool(acc) for name, acc in sorted(user_accs.items(), key=lambda kv: (-kv[1].calls, kv[0]))
-        if name not in tools
+        name: _user_tool(acc, changes.get(name, {}))
+        for name, acc in sorted(user_accs.items(), key=lambda kv: (-kv[1].calls, kv[0])) if name not in tools
     }
     return DomainProfile(
         domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants,
@@ -394,11 +401,40 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
     )
 
 
-def _user_tool(acc: _Acc) -> ToolProfile:
-    """A tool the simulated user called, profiled like the agent's (its kind from its name, else other)."""
+def _user_tool(acc: _Acc, changes: dict[str, dict[str, list[Any]]]) -> ToolProfile:
+    """A tool the simulated user called, profiled like the agent's (its kind from its name, else other), with the
+    record fields it was seen to change."""
     return ToolProfile(
         name=acc.name, calls=acc.calls, kind=infer_kind_from_name(acc.name) or "other", parameters=acc.schema(),
         examples=acc.examples, result_keys=list(acc.result_keys),
         result_example=acc.result_example if acc.has_example else acc.text_example,
-        error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0,
+        error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0, changes=changes,
     )
+
+
+def _user_tool_changes(runs: list[Run], kinds: dict[str, str]) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """Per user-side tool: the fields of an agent read's record that differ between the agent's last read before the
+    user's successful call and its first same read after it (read -> path -> the most common [before, after])."""
+    seen: dict[str, dict[str, dict[str, Counter]]] = {}
+    for run in runs:
+        reads = [c for c in run.agent_calls if kinds.get(c.name) == "read" and not c.error and c.result]
+        for uc in run.user_calls:
+            if uc.error:
+                continue
+            for before in [c for c in reads if c.message_index < uc.message_index][-1:]:
+                after = next((c for c in reads if c.message_index > uc.message_index and c.name == before.name
+                              and c.arguments == before.arguments), None)
+                ok_b, rec_b = _parse(before.result)
+                ok_a, rec_a = _parse(after.result) if after is not None else (False, None)
+                if not (ok_a and ok_b and isinstance(rec_a, dict) and isinstance(rec_b, dict)):
+                    continue
+                flat_b, flat_a = flatten(rec_b), flatten(rec_a)
+                for path in flat_b.keys() & flat_a.keys():
+                    if flat_b[path] != flat_a[path]:
+                        pair = json.dumps([flat_b[path], flat_a[path]])
+                        seen.setdefault(uc.name, {}).setdefault(before.name, {}).setdefault(path, Counter())[pair] += 1
+    return {
+        tool: {read: {path: json.loads(c.most_common(1)[0][0]) for path, c in sorted(paths.items())}
+               for read, paths in by_read.items()}
+        for tool, by_read in seen.items()
+    }
