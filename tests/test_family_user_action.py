@@ -323,3 +323,12 @@ def test_records_that_all_share_one_key_still_give_fresh_ids():
     assert fixed_positions(["555-123-2002", "555-123-2002"]) is None
     ids = unique_ids("555-123-2002", 3, np.random.default_rng(0), fixed_positions(["555-123-2002"] * 2))
     assert len(set(ids)) == 3 and "555-123-2002" not in ids
+
+
+def test_the_planted_agent_plays_the_env_as_its_deficit_says(env_cls):
+    from trace_envs.datasets.planted import planted_policy
+
+    env = env_cls()
+    free = [run_policy(env, planted_policy(()), seed)[0] for seed in range(10)]
+    vague = [run_policy(env, planted_policy(("vague_user_instruction",)), seed)[0] for seed in range(10)]
+    assert free == [1.0] * 10 and vague == [0.0] * 10

@@ -137,8 +137,10 @@ _PRODUCTS = ["desk lamp", "water bottle", "hiking boots", "office chair", "t-shi
 
 
 # Task kinds whose runs a separate block of this module simulates: kind -> (run index, rng, scenario, deficit flags,
-# noise rate) -> (run, truth).
+# noise rate) -> (run, truth); and how the planted agent plays them in an env: kind -> (whether an opening asks for
+# it, (step, policy state, deficit flags, messages) -> the next action).
 FAMILY_TASKS: dict[str, Callable[..., tuple[Run, dict[str, Any]]]] = {}
+FAMILY_STEPS: dict[str, tuple[Callable[[str], bool], Callable[..., str]]] = {}
 
 
 @dataclass
@@ -519,6 +521,8 @@ def _plan_requests(opening: str) -> tuple[str | None, list[_Step]]:
         steps.append(_Step(kind="address", args=dict(details)))
     if not steps and any(w in opening.lower() for w in _OUT_OF_SCOPE_WORDS):
         steps = [_Step(kind="handoff", order=o) for o in _ORDER.findall(opening)[:1]]
+    if not steps:  # a task kind of a separate block (see FAMILY_STEPS)
+        steps = [_Step(kind=kind) for kind, (wants, _) in FAMILY_STEPS.items() if wants(opening)][:1]
     return (user.group(1) if user else None), steps
 
 
@@ -557,6 +561,8 @@ def planted_policy(deficits: Iterable[str] = ()) -> Callable[[Any, Any, int], st
 
 
 def _next_action(step: _Step, state: dict[str, Any], flags: dict[str, bool], messages: list[dict[str, Any]]) -> str:
+    if step.kind in FAMILY_STEPS:
+        return FAMILY_STEPS[step.kind][1](step, state, flags, messages)
     def confirm_then(summary: str, call_text: str) -> str:
         if flags["no_confirmation"]:
             step.stage = "done"
@@ -706,3 +712,46 @@ def _simulate_app(run_idx: int, rng: random.Random, sc: _Scenario, flags: dict[s
 
 
 FAMILY_TASKS["app"] = _simulate_app
+
+
+def _app_status(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        if m.get("role") == "tool" and isinstance(m.get("content"), str) and '"notifications"' in m["content"]:
+            try:
+                out.append(json.loads(m["content"]))
+            except ValueError:
+                continue
+    return out
+
+
+def _app_step(step: _Step, state: dict[str, Any], flags: dict[str, bool], messages: list[dict[str, Any]]) -> str:
+    """The planted agent on an app task: read the status, ask for the one fix it shows (or, with the deficit, give
+    vague advice), read again, say it works."""
+    read = json.dumps({"name": APP_READ, "arguments": {"user_id": state["user"]}})
+    seen = _app_status(messages)
+    if step.stage == "start":
+        step.stage = "read"
+        return read
+    if step.stage == "read" and seen:
+        if flags["vague_user_instruction"]:
+            step.stage = "done"
+            state["handled"] += 1
+            return "Please check the settings on your phone and try again; that usually helps."
+        step.stage = "asked"
+        first = seen[0]
+        if first.get("notifications") == "off":
+            return "Notifications are off in your app. Please turn on notifications for the store app on your phone."
+        return "Your app is out of date. Please update the store app to the latest version."
+    if step.stage == "asked":
+        step.stage = "verify"
+        return read
+    step.stage = "done"
+    state["handled"] += 1
+    field_ = "notifications" if seen and seen[0].get("notifications") == "off" else "app_version"
+    value = seen[-1].get(field_) if seen else ""
+    return (f"Thanks, I checked again: your app's {field_.replace('_', ' ')} is now {value}, so delivery notifications "
+            "will reach you again.")
+
+
+FAMILY_STEPS["app"] = (lambda opening: APP_SYMPTOM in opening, _app_step)
