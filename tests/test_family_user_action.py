@@ -332,3 +332,22 @@ def test_the_planted_agent_plays_the_env_as_its_deficit_says(env_cls):
     free = [run_policy(env, planted_policy(()), seed)[0] for seed in range(10)]
     vague = [run_policy(env, planted_policy(("vague_user_instruction",)), seed)[0] for seed in range(10)]
     assert free == [1.0] * 10 and vague == [0.0] * 10
+
+
+@pytest.mark.parametrize("text, named", [
+    ("Please turn off airplane mode.", True),
+    ("Could you turn airplane mode off for me?", True),
+    ("Try turning off airplane mode, then tell me.", True),
+    ("Airplane mode is not turned off, so please switch off airplane mode.", True),
+    ("Please don't turn off airplane mode.", False),
+    ("Please try some settings on your phone.", False),
+    ("Your airplane mode is on.", False),
+    ('{"airplane_mode": "on", "signal": "no_service"}', False),
+])
+def test_an_instruction_names_the_verb_and_the_object(text, named):
+    from trace_envs.families.user_action import user_action_words
+    from trace_envs.runtime.user import names_action
+
+    verbs, objects = user_action_words(AIRPLANE)
+    assert objects == ("airplane mode", "airplane")
+    assert names_action(text, verbs, objects) is named

@@ -314,6 +314,8 @@ class ScriptedUser:
         """The user-side actions not yet done that some sentence of `raw` tells the user to do: it names one of the
         action's verbs and one of its objects, and no negation comes just before that verb."""
         out: list[int] = []
+        if not self.actions:
+            return out
         for sentence in _SENTENCE_END.split(raw):
             text = normalize(sentence)
             for i, (verb_re, object_re) in enumerate(self._instruction_res):
