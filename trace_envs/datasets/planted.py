@@ -754,4 +754,4 @@ def _app_step(step: _Step, state: dict[str, Any], flags: dict[str, bool], messag
             "will reach you again.")
 
 
-FAMILY_STEPS["app"] = (lambda opening: APP_SYMPTOM in opening, _app_step)
+FAMILY_STEPS["app"] = (lambda opening: re.search(r"\bapp\b", opening.lower()) is not None, _app_step)
