@@ -351,3 +351,17 @@ def test_an_instruction_names_the_verb_and_the_object(text, named):
     verbs, objects = user_action_words(AIRPLANE)
     assert objects == ("airplane mode", "airplane")
     assert names_action(text, verbs, objects) is named
+
+
+def test_a_mined_toggle_flips_the_setting(telecom, tmp_path):
+    from trace_envs.generate.validate import env_class, import_module_from
+
+    cand = next(c for c in propose_offline(build_profile(telecom), telecom) if c.spec.family == FAMILY)
+    assert generate_one(cand.spec, tmp_path, seeds=10).published
+    env = env_class(import_module_from(tmp_path / cand.spec.name / "env.py"))()
+    seed = seed_where(env, lambda s: s.klass == RESEAT)  # airplane mode is off: the SIM card is the cause
+    target = env.scenario.bindings["target"]
+    env.step(call(STATUS, phone_number=target))
+    assert env.step("Please toggle airplane mode.")[0].startswith("OK, I toggled")
+    assert env.scenario.state["records"][target]["airplane_mode"] == "on"
+    assert run_actions(env, [call(STATUS, phone_number=target), "Please toggle airplane mode."], seed)[0] == 0.0

@@ -10,7 +10,8 @@ some settings") does nothing, and the agent calling the user's tool itself gets 
 Two user-side settings can cause the symptom (`roles.user_tool` and `roles.alt_tool`, each described in
 `params.settings`: the record field it changes, its bad and good values, the words that name the action); each
 scenario breaks exactly one of them, half the seeds each, so "always tell the user to do X" is right half the time and
-telling the user to do both is penalised (the user changes a setting that was fine). Scoring, per class: the read
+telling the user to do both is penalised (the user changes a setting that was fine; a `toggle_*` tool flips it, so
+toggling a setting that was fine breaks it). Scoring, per class: the read
 before the user acted (1), the setting fixed at the end (2), the agent's last read showing it fixed (1), then telling
 the user it is fixed (1); the user doing the other action, or any agent write, zeroes the score. Bindings: `target`
 (the record's key), `primary` (the user_tool is the cause), `good_words` (the fixed value in words).
@@ -173,8 +174,11 @@ class UserActionEnv(RecordEnv):
         if name in (roles["user_tool"], roles["alt_tool"]):
             setting = Setting.model_validate(self.SPEC.params["settings"][name])
             record = state["records"][state["user_record"]]
-            set_path(record, setting.field, copy.deepcopy(setting.good))
-            return {"status": "done", setting.field: setting.good}
+            value = setting.good
+            if tool_words(name)[:1] == ["toggle"] and get_path(record, setting.field)[1] == setting.good:
+                value = setting.bad  # a toggle flips: toggling a setting that was fine breaks it
+            set_path(record, setting.field, copy.deepcopy(value))
+            return {"status": "done", setting.field: value}
         if name == roles["read"]:
             text = read_record(state, roles["key"], args)
             # what the agent last saw of each record: "verified" reads it
