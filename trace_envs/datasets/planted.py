@@ -137,6 +137,13 @@ _REASONS = ["no longer needed", "ordered by mistake"]
 _PRODUCTS = ["desk lamp", "water bottle", "hiking boots", "office chair", "t-shirt", "headphones", "backpack"]
 
 
+# Task kinds whose runs a separate block of this module simulates: kind -> (run index, rng, scenario, deficit flags,
+# noise rate) -> (run, truth); and how the planted agent plays them in an env: kind -> (whether an opening asks for
+# it, (step, policy state, deficit flags, messages) -> the next action).
+FAMILY_TASKS: dict[str, Callable[..., tuple[Run, dict[str, Any]]]] = {}
+FAMILY_STEPS: dict[str, tuple[Callable[[str], bool], Callable[..., str]]] = {}
+
+
 @dataclass
 class _Scenario:
     user_id: str
@@ -267,6 +274,8 @@ def _simulate(run_idx: int, rng: random.Random, rates: dict[str, float], decoy_r
     reqs = _requests(kind, sc, rng)
     flags = {d: rng.random() < r for d, r in rates.items()}
     skip_tracking = rng.random() < decoy_rate
+    if kind in FAMILY_TASKS:  # a task kind simulated by its own block at the end of this module
+        return FAMILY_TASKS[kind](run_idx, rng, sc, flags, noise_rate)
     b = _Builder(rng)
     shown: set[str] = set()  # deficits that showed in this run
 
@@ -526,6 +535,8 @@ def _plan_requests(opening: str) -> tuple[str | None, list[_Step]]:
             steps += [_Step(kind=kind, order=oid, args=args) for oid, args in task.plan(opening)]
     if not steps and any(w in opening.lower() for w in _OUT_OF_SCOPE_WORDS):
         steps = [_Step(kind="handoff", order=o) for o in _ORDER.findall(opening)[:1]]
+    if not steps:  # a task kind of a separate block (see FAMILY_STEPS)
+        steps = [_Step(kind=kind) for kind, (wants, _) in FAMILY_STEPS.items() if wants(opening)][:1]
     return (user.group(1) if user else None), steps
 
 
@@ -564,6 +575,8 @@ def planted_policy(deficits: Iterable[str] = ()) -> Callable[[Any, Any, int], st
 
 
 def _next_action(step: _Step, state: dict[str, Any], flags: dict[str, bool], messages: list[dict[str, Any]]) -> str:
+    if step.kind in FAMILY_STEPS:
+        return FAMILY_STEPS[step.kind][1](step, state, flags, messages)
     def confirm_then(summary: str, call_text: str) -> str:
         if flags["no_confirmation"]:
             step.stage = "done"
@@ -784,3 +797,136 @@ def _exchange_next(step: _Step, flags: dict[str, bool], messages: list[dict[str,
 
 EXTRA_TASKS["exchange"] = ExtraTask(_exchange_request, _exchange_text, _exchange_truth, _exchange_act,
                                     _exchange_plan, _exchange_next)
+
+
+# ---- user-side actions (family user_side_action) ----------------------------------------------------------------------
+# The store's app runs on the user's phone: only the user can turn its notifications on or update it. The agent reads
+# the app's status, tells the user the one fix the status shows, reads again to check, then says it works. The
+# deficit's agent gives vague advice instead, so the user never acts and the run fails.
+APP_READ, APP_NOTIFY, APP_UPDATE = "get_app_status", "enable_app_notifications", "update_app"
+LATEST_APP, OLD_APPS = "5.4.0", ("5.1.0", "5.2.3", "4.9.1")
+APP_SYMPTOM = "I'm not getting any delivery notifications from your app anymore."
+POLICY += """- The store app runs on the user's phone, which only the user can change. If the user gets no notifications,
+  look up the app's status with get_app_status: when notifications are off, ask the user to turn on notifications
+  for the app (enable_app_notifications, on their side); when the app version is older than the latest version, ask
+  the user to update the app (update_app, on their side). Ask only for the fix the status shows, then look the status
+  up again to check it before telling the user it works.
+"""
+TOOLS.append(_fn(APP_READ, "Get the status of the store app on the user's phone: version, latest version and "
+                 "notifications.", {"user_id": _STR}, ["user_id"]))
+TOOL_KINDS[APP_READ] = "read"
+PLANTED_DEFICITS["vague_user_instruction"] = PlantedDeficit(
+    "vague_user_instruction", "user_side_action", (APP_READ, APP_NOTIFY, APP_UPDATE), 0.7,
+    "gives vague advice instead of telling the user the one fix on their side, which the user then never does")
+# The app task's share comes out of the multi-request tasks, whose deficit has the most coverage to spare: the other
+# deficits keep the share of failed runs (Cov) the miner needs to find them.
+TASK_MIX["app"] = 0.12
+TASK_MIX["multi"] -= 0.12
+REQUEST_EXPOSURE["app"] = frozenset({"vague_user_instruction"})
+_APP_FIXES = {  # user tool -> (status field, value before, value after, instruction, what the user says)
+    APP_NOTIFY: ("notifications", "off", "on", "turn on notifications for the store app",
+                 "OK, I turned on notifications for the store app."),
+    APP_UPDATE: ("app_version", None, LATEST_APP, "update the store app to the latest version",
+                 "OK, I updated the store app."),
+}
+
+
+def _user_call(b: _Builder, name: str, result: dict[str, Any], report: str) -> None:
+    """The user runs its own tool (tau2's shape: a user message with `tool_calls`, a tool reply, then words)."""
+    cid = f"call_{len(b.calls)}_{b.rng.getrandbits(32):08x}"
+    idx = len(b.messages)
+    b.messages.append({"role": "user", "content": None, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}, "requestor": "user"}]})
+    text = json.dumps(result)
+    b.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text, "requestor": "user"})
+    b.calls.append(ToolCall.model_construct(
+        id=cid, name=name, arguments={}, result=text, error=False, requestor="user", message_index=idx))
+    b.user(report)
+
+
+def _simulate_app(run_idx: int, rng: random.Random, sc: _Scenario, flags: dict[str, bool], noise_rate: float
+                  ) -> tuple[Run, dict[str, Any]]:
+    fix = rng.choice(sorted(_APP_FIXES))
+    field_, before, after, instruction, report = _APP_FIXES[fix]
+    status = {"user_id": sc.user_id, "device": rng.choice(["Pixel 7", "iPhone 14", "Galaxy S23", "iPhone 12"]),
+              "app_version": LATEST_APP, "latest_version": LATEST_APP, "notifications": "on"}
+    status[field_] = before if before is not None else rng.choice(OLD_APPS)
+    b = _Builder(rng)
+    opening = f"Hi, I'm {sc.name}, user id {sc.user_id}. {APP_SYMPTOM}"
+    b.user(opening)
+    b.call("get_user_details", {"user_id": sc.user_id},
+           {"user_id": sc.user_id, "name": sc.name, "address": sc.address, "orders": list(sc.orders)})
+    b.call(APP_READ, {"user_id": sc.user_id}, status)
+    shown = flags["vague_user_instruction"]
+    if shown:
+        b.say("Please check the settings on your phone and try again; that usually helps.")
+        b.user("I looked, but I don't know what to change.")
+        b.say("I'm sorry, I can't see anything else to do. You're welcome to try again later.")
+    else:
+        what = "notifications are off" if fix == APP_NOTIFY else f"the app is on version {status['app_version']}"
+        b.say(f"Your app status shows that {what}. Only you can change that on your phone: please {instruction}, "
+              "and tell me when it's done.")
+        fixed = {**status, field_: after}
+        _user_call(b, fix, {field_: after}, report)
+        b.call(APP_READ, {"user_id": sc.user_id}, fixed)
+        b.say(f"Thanks, I checked again: your app's {field_.replace('_', ' ')} is now {after}, so delivery "
+              "notifications will reach you again.")
+        b.user("Thanks, that's all.")
+        b.say(CLOSING)
+    noise = not shown and rng.random() < noise_rate
+    success = not shown and not noise
+    truth = {"task_kind": "app", "deficits": ["vague_user_instruction"] if shown else [], "noise": noise,
+             "skipped_tracking": False, "exposed": exposed_deficits(["app"])}
+    run = Run.model_construct(
+        run_id=f"planted/{run_idx}", source="planted", file=None, task_id=f"app-{run_idx}", trial=0,
+        messages=b.messages, tool_calls=b.calls, reward=1.0 if success else 0.0, success=success, policy=POLICY,
+        ground_truth=[GroundTruthAction(name=fix, arguments={}, requestor="user")], tools=TOOLS, instruction=opening,
+        meta={"domain": "retail", "planted": truth},
+    )
+    return run, truth
+
+
+FAMILY_TASKS["app"] = _simulate_app
+
+
+def _app_status(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        if m.get("role") == "tool" and isinstance(m.get("content"), str) and '"notifications"' in m["content"]:
+            try:
+                out.append(json.loads(m["content"]))
+            except ValueError:
+                continue
+    return out
+
+
+def _app_step(step: _Step, state: dict[str, Any], flags: dict[str, bool], messages: list[dict[str, Any]]) -> str:
+    """The planted agent on an app task: read the status, ask for the one fix it shows (or, with the deficit, give
+    vague advice), read again, say it works."""
+    read = json.dumps({"name": APP_READ, "arguments": {"user_id": state["user"]}})
+    seen = _app_status(messages)
+    if step.stage == "start":
+        step.stage = "read"
+        return read
+    if step.stage == "read" and seen:
+        if flags["vague_user_instruction"]:
+            step.stage = "done"
+            state["handled"] += 1
+            return "Please check the settings on your phone and try again; that usually helps."
+        step.stage = "asked"
+        first = seen[0]
+        if first.get("notifications") == "off":
+            return "Notifications are off in your app. Please turn on notifications for the store app on your phone."
+        return "Your app is out of date. Please update the store app to the latest version."
+    if step.stage == "asked":
+        step.stage = "verify"
+        return read
+    step.stage = "done"
+    state["handled"] += 1
+    field_ = "notifications" if seen and seen[0].get("notifications") == "off" else "app_version"
+    value = seen[-1].get(field_) if seen else ""
+    return (f"Thanks, I checked again: your app's {field_.replace('_', ' ')} is now {value}, so delivery notifications "
+            "will reach you again.")
+
+
+FAMILY_STEPS["app"] = (lambda opening: re.search(r"\bapp\b", opening.lower()) is not None, _app_step)

@@ -2,7 +2,7 @@
 
 from trace_envs.runtime.base import CHARSET, TraceEnv, check_arguments, sanitize, tool_schema
 from trace_envs.runtime.parse import ParsedAction, ParsedCall, parse_action
-from trace_envs.runtime.scenario import Scenario, ToolError, UserRequest
+from trace_envs.runtime.scenario import Scenario, ToolError, UserAction, UserRequest
 from trace_envs.runtime.user import STOP, ScriptedUser
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "ScriptedUser",
     "ToolError",
     "TraceEnv",
+    "UserAction",
     "UserRequest",
     "check_arguments",
     "parse_action",

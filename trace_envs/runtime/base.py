@@ -136,7 +136,8 @@ class TraceEnv(gym.Env[str, str]):
         self.scenario = self.build_scenario(self.np_random)
         # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(
-            facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests)
+            facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests),
+            actions=list(self.scenario.user_actions),
         )
         use_hint = bool(self.SPEC.hint) and self.hint_rate > 0 and float(self.np_random.random()) < self.hint_rate
         if options and "hint" in options:
@@ -215,6 +216,8 @@ class TraceEnv(gym.Env[str, str]):
         """The agent tells the user `text`; returns the user's reply and whether the user ended the conversation."""
         self._record_say(text)
         reply, ended = self.user.reply(text)
+        for action in self.user.take_performed():
+            self._user_call(action.tool, dict(action.arguments))
         self._messages.append({"role": "user", "content": reply})
         self._steps.append(TraceStep(kind="user", text=reply))
         if ended:
@@ -244,6 +247,15 @@ class TraceEnv(gym.Env[str, str]):
     def _record_say(self, text: str) -> None:
         self._messages.append({"role": "assistant", "content": text})
         self._steps.append(TraceStep(kind="say", text=text))
+
+    def _user_call(self, name: str, args: dict[str, Any]) -> None:
+        """The user ran its own tool `name` (the agent is never offered it): the trace records the call, whose result
+        the user reports in words; only `run_tool` can run it, so a family env that has user actions implements it."""
+        try:
+            result, error = self.run_tool(name, args, self.scenario.state), False  # type: ignore[union-attr]
+        except ToolError as exc:
+            result, error = {"error": str(exc)}, True
+        self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
 
     def _run_calls(self, calls: list[tuple[str, dict[str, Any], str | None]]) -> str:
         assert self.scenario is not None

@@ -64,8 +64,9 @@ def like_value(example: Any, rng: np.random.Generator, depth: int = 0) -> Any:
 
 def fixed_positions(examples: list[str]) -> str | None:
     """A mask of the characters every example shares at the same position ('#W.......' for retail order ids), or
-    None when the examples differ in length or are fewer than two."""
-    if len(examples) < 2 or len({len(e) for e in examples}) != 1:
+    None when the examples differ in length, are fewer than two, or are all the same (a mask fixing every character
+    would leave no fresh id to draw)."""
+    if len(examples) < 2 or len({len(e) for e in examples}) != 1 or len(set(examples)) == 1:
         return None
     return "".join(c if all(e[i] == c for e in examples) else "." for i, c in enumerate(examples[0]))
 

@@ -4,6 +4,10 @@ It knows some facts (its user id, a reservation id, its reason, its payment meth
 (`UserRequest`s). It reads each agent message by intent, in this order:
 
 1. goodbye ("bye", "have a nice day", "take care"): thanks, and the conversation ends;
+1b. an instruction to do one of its `UserAction`s (something only it can do on its side): when one sentence names
+   the action's verb and its object ("turn on notifications for the app", "enable the notifications"), not negated
+   ("don't turn on ..."), it does it (the env runs the user-side tool) and reports it in words; each action at most
+   once, and a vague sentence ("try some settings") does nothing;
 2. a question for facts it holds, by any usual phrasing ("booking reference", "confirmation code", "account number",
    "why", "how would you like to pay"): it gives every fact asked for, as often as asked;
 3. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
@@ -27,7 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from trace_envs.runtime.scenario import UserRequest
+from trace_envs.runtime.scenario import UserAction, UserRequest
 
 STOP = "###STOP###"
 MAX_READ = 4_000
@@ -132,6 +136,42 @@ def _action_regex(words: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"\b(?:{'|'.join(parts)})") if parts else None
 
 
+# "don't turn off ...", "no need to restart ...": the sentence names the action without asking for it.
+_NEGATION = re.compile(r"\b(don't|do not|dont|no need to|never|not|without|stop)\b")
+
+
+def _verbs_regex(verbs: tuple[str, ...]) -> re.Pattern[str]:
+    """Matches any verb phrase with its head word inflected ("turn on" -> "turning on", "turned it on", "turn the
+    notifications on"): a particle may follow up to three words after the head."""
+    parts = []
+    for verb in (normalize(v) for v in verbs):
+        head, *rest = verb.split()
+        stem = re.escape(head[:-1] if head.endswith("e") and len(head) > 3 else head) + r"(?:s|e|es|ed|d|ing|ning)?"
+        if rest:
+            tail = r"\s+".join(re.escape(w) for w in rest)
+            parts.append(rf"{stem}(?:\s+[a-z']+){{0,3}}?\s+{tail}")
+        else:
+            parts.append(stem)
+    return re.compile(rf"\b(?:{'|'.join(parts)})\b")
+
+
+def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
+    """Whether normalized `text` names the object and, not just after a negation, the verb."""
+    if not object_re.search(text):
+        return False
+    # a negation among the two words before the verb ("please don't turn on ...") takes it back
+    return any(not _NEGATION.search(" ".join(text[: m.start()].split()[-2:])) for m in verb_re.finditer(text))
+
+
+def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
+    """Whether some sentence of `text` tells someone to do the action named by one of `verbs` and one of `objects`
+    (what the scripted user acts on, and what a labeler looks for in a real agent's messages)."""
+    if not verbs or not objects:
+        return False
+    verb_re, object_re = _verbs_regex(tuple(verbs)), _words_regex(list(objects))
+    return any(_names(normalize(s), verb_re, object_re) for s in _SENTENCE_END.split(text[:MAX_READ]))
+
+
 def _target_regex(target: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(target)}(?![A-Za-z0-9_])", re.IGNORECASE)
 
@@ -155,6 +195,7 @@ class ScriptedUser:
     facts: label -> value the user knows and gives when asked (default none).
     aliases: label -> other phrasings of that label, on top of the usual synonyms (default none).
     requests: what the user wants, in the order it asks for them (default none: every statement ends the talk).
+    actions: what the user can do on its own side when an agent message names it (default none).
     """
 
     def __init__(
@@ -162,6 +203,7 @@ class ScriptedUser:
         facts: dict[str, str] | None = None,
         aliases: dict[str, list[str]] | None = None,
         requests: list[UserRequest] | None = None,
+        actions: list[UserAction] | None = None,
     ):
         self.facts = dict(facts or {})
         self.aliases = {k: list(v) for k, v in (aliases or {}).items()}
@@ -172,6 +214,10 @@ class ScriptedUser:
         self._action_res = [_action_regex(r.action_words) for r in self.requests]
         self._target_res = [_target_regex(r.target) if r.target else None for r in self.requests]
         self._nudges = 0
+        self.actions = list(actions or [])
+        self._instruction_res = [(_verbs_regex(a.verbs), _words_regex(list(a.objects))) for a in self.actions]
+        self._acted: list[bool] = [False] * len(self.actions)
+        self._performed: list[UserAction] = []
 
     # ---- what the env tells the user ----------------------------------------------------------------------------
     def observe_call(self, name: str, arguments: dict[str, Any], ok: bool, kind: str | None = None) -> None:
@@ -192,6 +238,11 @@ class ScriptedUser:
             elif name == req.tool:
                 self._status[i] = "done"
 
+    def take_performed(self) -> list[UserAction]:
+        """The user-side actions the user did in its last reply (the env runs their tools), emptied on reading."""
+        out, self._performed = self._performed, []
+        return out
+
     @property
     def statuses(self) -> list[Status]:
         """Each request's status, in order: pending, done, declined or refused."""
@@ -205,6 +256,13 @@ class ScriptedUser:
         question = "?" in text
         if _GOODBYE.search(text):
             return self._end(GOODBYE_REPLY)
+        instructed = self._instructed(agent_text)
+        if instructed:
+            self._nudges = 0
+            for i in instructed:
+                self._acted[i] = True
+                self._performed.append(self.actions[i])
+            return " ".join(self.actions[i].report for i in instructed), False
         asked = self._facts_asked(agent_text)
         if asked:
             return " ".join(f"My {label} is {self.facts[label]}." for label in asked), False
@@ -247,16 +305,30 @@ class ScriptedUser:
         return [i for i, s in enumerate(self._status) if s == "pending"]
 
     def _resolve_answered(self) -> None:
+        acted = any(self._acted)
         for i, req in enumerate(self.requests):
-            if req.kind == "info" and self._status[i] == "pending" and self._answered[i]:
+            if self._status[i] == "pending" and ((req.kind == "info" and self._answered[i]) or (req.kind == "act" and acted)):
                 self._status[i] = "done"
+
+    def _instructed(self, raw: str) -> list[int]:
+        """The user-side actions not yet done that some sentence of `raw` tells the user to do: it names one of the
+        action's verbs and one of its objects, and no negation comes just before that verb."""
+        out: list[int] = []
+        if not self.actions:
+            return out
+        for sentence in _SENTENCE_END.split(raw):
+            text = normalize(sentence)
+            for i, (verb_re, object_re) in enumerate(self._instruction_res):
+                if not self._acted[i] and i not in out and _names(text, verb_re, object_re):
+                    out.append(i)
+        return out
 
     def _named(self, raw: str, text: str, strict: bool) -> list[int]:
         """Requests (write and handoff) the message names. strict (a confirmation): its action and its target when
         it has one; else (a refusal): its target, or its action when it has no target."""
         out = []
         for i, req in enumerate(self.requests):
-            if req.kind == "info":
+            if req.kind in ("info", "act"):
                 continue
             action, target = self._action_res[i], self._target_res[i]
             has_action = bool(action and action.search(text))

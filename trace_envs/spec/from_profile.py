@@ -10,8 +10,9 @@ from trace_envs.spec.model import ARG_NAME_PATTERN, ToolSpec
 
 
 def tool_spec(profile: Any, name: str, *, description: str | None = None, result_example: Any = None) -> ToolSpec:
-    """The profile's tool `name` as a ToolSpec; `description` and `result_example` override the profile's."""
-    t = profile.tools.get(name) if profile is not None else None
+    """The profile's tool `name` (an agent tool, else a user-side one) as a ToolSpec; `description` and
+    `result_example` override the profile's."""
+    t = (profile.tools.get(name) or getattr(profile, "user_tools", {}).get(name)) if profile is not None else None
     if t is None:
         return ToolSpec(name=name, description=description or "")
     params = t.parameters if isinstance(t.parameters, dict) else {}

@@ -68,6 +68,11 @@ class Run(BaseModel):
     def agent_calls(self) -> list[ToolCall]:
         return [c for c in self.tool_calls if c.requestor == "agent"]
 
+    @property
+    def user_calls(self) -> list[ToolCall]:
+        """Calls the simulated user made on its own side (tau2 `requestor: user`: toggling airplane mode, ...)."""
+        return [c for c in self.tool_calls if c.requestor == "user"]
+
     def first_user_message(self) -> str:
         for m in self.messages:
             if m.get("role") == "user" and isinstance(m.get("content"), str):

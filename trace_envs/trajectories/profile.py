@@ -1,6 +1,6 @@
 """The DomainProfile: what the agent's tools look like, as seen in real runs.
 
-For every tool the agent called (calls by the simulated user are left out): how often, an argument schema (JSON types
+For every tool the agent called (calls by the simulated user are profiled apart, as `user_tools`): how often, an argument schema (JSON types
 seen, arguments present in every call, a few example values), the shape of its results, its error rate, and whether it
 reads or writes state. The kind comes from the tool definitions when they carry a hint, else from an override file,
 else it is inferred: first from the tool's name (get_/search_/... read, cancel_/book_/update_/... write, think /
@@ -28,6 +28,7 @@ from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
 from trace_envs.trajectories.models import Run, ToolCall
+from trace_envs.trajectories.results import flatten
 
 __all__ = [
     "DomainProfile",
@@ -134,6 +135,11 @@ class ToolProfile(BaseModel):
         default_factory=dict, description="Write arguments whose value is a field of the record written (arg -> path)."
     )
     error_rate: float = 0.0
+    changes: dict[str, dict[str, list[Any]]] = Field(
+        default_factory=dict,
+        description="User-side tools only: record fields an agent read showed changed across the user's call "
+        "(read tool -> dotted path -> [value before, value after], the most common pair).",
+    )
 
 
 class DomainProfile(BaseModel):
@@ -146,6 +152,11 @@ class DomainProfile(BaseModel):
     now: str | None = Field(default=None, description="The current time the policy states (ISO), if it states one.")
     invariants: dict[str, list[Invariant]] = Field(
         default_factory=dict, description="Per read tool: invariants every real record satisfied."
+    )
+    user_tools: dict[str, ToolProfile] = Field(
+        default_factory=dict,
+        description="Tools only the simulated user called (tau2 `requestor: user`, e.g. toggle_airplane_mode): the "
+        "agent has no such tool and must ask the user to act. Never listed in `tools`.",
     )
 
     @property
@@ -386,7 +397,8 @@ def _check_overrides(data: Any, where: str) -> dict[str, str]:
 
 
 def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path | None = None) -> DomainProfile:
-    """Profile the tools the agent called in `runs`, all of one domain (user-requestor calls are left out).
+    """Profile the tools the agent called in `runs`, all of one domain; tools only the simulated user called go to
+    `user_tools`.
 
     `overrides`: tool name to read / write / other, or a JSON / YAML file of them. Raises `MixedDomainsError` when the
     runs belong to several domains (`split_by_domain` them first)."""
@@ -402,6 +414,7 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         kinds_override = _check_overrides(overrides, "overrides")
 
     accs: dict[str, _Acc] = {}
+    user_accs: dict[str, _Acc] = {}
     definitions: dict[str, Mapping[str, Any]] = {}
     for run in runs:
         for t in run.tools or []:
@@ -409,11 +422,10 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             if isinstance(fn.get("name"), str):
                 definitions.setdefault(fn["name"], t)
         for call in run.tool_calls:
-            if call.requestor != "agent":
-                continue
-            acc = accs.get(call.name)
+            into = accs if call.requestor == "agent" else user_accs
+            acc = into.get(call.name)
             if acc is None:
-                acc = accs[call.name] = _Acc(call.name)
+                acc = into[call.name] = _Acc(call.name)
             acc.add(call)
 
     name_kinds = {name: infer_kind_from_name(name) for name in accs}
@@ -464,6 +476,52 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
         tool.arg_sources = sources.get(name, {})
     named = next(iter(groups), "custom")
     domain = named if named != "custom" else guess_domain(tools)
+    # A tool both sides called stays the agent's; the user's own ones keep the kind their name says.
+    changes = _user_tool_changes(runs, {n: t.kind for n, t in tools.items()})
+    user_tools = {
+        name: _user_tool(acc, changes.get(name, {}))
+        for name, acc in sorted(user_accs.items(), key=lambda kv: (-kv[1].calls, kv[0])) if name not in tools
+    }
     return DomainProfile(
-        domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants
+        domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants,
+        user_tools=user_tools,
     )
+
+
+def _user_tool(acc: _Acc, changes: dict[str, dict[str, list[Any]]]) -> ToolProfile:
+    """A tool the simulated user called, profiled like the agent's (its kind from its name, else other), with the
+    record fields it was seen to change."""
+    return ToolProfile(
+        name=acc.name, calls=acc.calls, kind=infer_kind_from_name(acc.name) or "other", parameters=acc.schema(),
+        examples=acc.examples, result_keys=list(acc.result_keys),
+        result_example=acc.result_example if acc.has_example else acc.text_example,
+        error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0, changes=changes,
+    )
+
+
+def _user_tool_changes(runs: list[Run], kinds: dict[str, str]) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """Per user-side tool: the fields of an agent read's record that differ between the agent's last read before the
+    user's successful call and its first same read after it (read -> path -> the most common [before, after])."""
+    seen: dict[str, dict[str, dict[str, Counter]]] = {}
+    for run in runs:
+        reads = [c for c in run.agent_calls if kinds.get(c.name) == "read" and not c.error and c.result]
+        for uc in run.user_calls:
+            if uc.error:
+                continue
+            for before in [c for c in reads if c.message_index < uc.message_index][-1:]:
+                after = next((c for c in reads if c.message_index > uc.message_index and c.name == before.name
+                              and c.arguments == before.arguments), None)
+                ok_b, rec_b = _parse(before.result)
+                ok_a, rec_a = _parse(after.result) if after is not None else (False, None)
+                if not (ok_a and ok_b and isinstance(rec_a, dict) and isinstance(rec_b, dict)):
+                    continue
+                flat_b, flat_a = flatten(rec_b), flatten(rec_a)
+                for path in flat_b.keys() & flat_a.keys():
+                    if flat_b[path] != flat_a[path]:
+                        pair = json.dumps([flat_b[path], flat_a[path]])
+                        seen.setdefault(uc.name, {}).setdefault(before.name, {}).setdefault(path, Counter())[pair] += 1
+    return {
+        tool: {read: {path: json.loads(c.most_common(1)[0][0]) for path, c in sorted(paths.items())}
+               for read, paths in by_read.items()}
+        for tool, by_read in seen.items()
+    }

@@ -1,0 +1,367 @@
+"""user_side_action: tau2 user-side tool calls are ingested as the user's, mined into a capability, and its env pays
+only an agent that diagnoses, has the user do the one fix that is needed (named clearly), and checks before saying it
+works."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from _family import publish_example, seed_where
+
+from trace_envs.checks.run_view import RunView
+from trace_envs.datasets.planted import (
+    APP_NOTIFY,
+    APP_READ,
+    APP_UPDATE,
+    generate_planted,
+    match_deficit,
+)
+from trace_envs.families import get_family
+from trace_envs.generate.policies import run_actions, run_policy
+from trace_envs.generate.publish import generate_one
+from trace_envs.mining.propose_offline import propose_offline
+from trace_envs.runtime.world import call
+from trace_envs.trajectories.loaders import load_runs
+from trace_envs.trajectories.profile import build_profile
+
+NAME = "planted_user_fixes_app_notifications"
+FAMILY = "user_side_action"
+
+# ---- a tau2-bench results file in tau2's own format, telecom-like: the user toggles and reseats on its phone --------
+STATUS, CUSTOMER = "get_network_status", "get_customer_by_phone"
+AIRPLANE, RESEAT, STATUS_BAR = "toggle_airplane_mode", "reseat_sim_card", "check_status_bar"
+
+
+def _phone(task: str) -> str:
+    return f"555-123-20{int(task):02d}"
+
+
+def _status(task: str, airplane: str = "off", sim: str = "seated") -> dict:
+    signal = "good" if airplane == "off" and sim == "seated" else "no_service"
+    return {"phone_number": _phone(task), "airplane_mode": airplane, "sim_card": sim, "signal": signal}
+
+
+class _Sim:
+    """One tau2 simulation's messages, with tau2's fields (turn_idx, requestor, tool messages keyed by `id`)."""
+
+    def __init__(self, task_id: str, reward: float):
+        self.task_id, self.reward, self.messages, self.n = task_id, reward, [], 0
+
+    def _add(self, msg: dict) -> None:
+        msg.setdefault("turn_idx", len(self.messages))
+        msg.setdefault("timestamp", "2025-08-01T15:53:27.553803")
+        self.messages.append(msg)
+
+    def say(self, role: str, text: str) -> None:
+        self._add({"role": role, "content": text, "tool_calls": None})
+
+    def call(self, role: str, name: str, args: dict, result: dict | str) -> None:
+        self.n += 1
+        cid = f"call_{self.task_id}_{self.n}"
+        requestor = "assistant" if role == "assistant" else "user"
+        self._add({"role": role, "content": None,
+                   "tool_calls": [{"id": cid, "name": name, "arguments": args, "requestor": requestor}]})
+        self._add({"id": cid, "role": "tool", "content": result if isinstance(result, str) else json.dumps(result),
+                   "requestor": requestor, "error": False})
+
+    def dump(self, i: int) -> dict:
+        return {"id": f"sim-{i}", "task_id": self.task_id, "trial": 0, "seed": 300 + i,
+                "termination_reason": "user_stop", "reward_info": {"reward": self.reward}, "messages": self.messages}
+
+
+def _fixed(task: str, cause: str, reward: float, instruction: str, user_tool: str, reread: bool = True) -> _Sim:
+    broken = _status(task, airplane="on") if cause == "airplane" else _status(task, sim="not_seated")
+    after = {**broken, "airplane_mode": "on" if broken["airplane_mode"] == "off" else "off"} \
+        if user_tool == AIRPLANE else {**broken, "sim_card": "seated"}
+    after["signal"] = "good" if after["airplane_mode"] == "off" and after["sim_card"] == "seated" else "no_service"
+    s = _Sim(task, reward)
+    s.say("assistant", "Hi! How can I help you today?")
+    s.say("user", f"My phone shows no service. My number is {_phone(task)}.")
+    s.call("assistant", STATUS, {"phone_number": _phone(task)}, broken)
+    s.say("assistant", instruction)
+    s.call("user", user_tool, {}, {"done": True})
+    s.say("user", "Done, I did that.")
+    if reread:
+        s.call("assistant", STATUS, {"phone_number": _phone(task)}, after)
+        s.say("assistant", f"Thanks, I checked again: the signal is now {after['signal']}.")
+    s.say("user", "Thanks! ###STOP###")
+    return s
+
+
+def _vague(task: str) -> _Sim:
+    s = _Sim(task, 0.0)
+    s.say("user", f"My phone shows no service. My number is {_phone(task)}.")
+    s.call("assistant", STATUS, {"phone_number": _phone(task)}, _status(task, airplane="on"))
+    s.say("assistant", "Please try some settings on your phone and see whether it helps.")
+    s.call("user", STATUS_BAR, {}, "No service")
+    s.say("user", "It still says no service. ###STOP###")
+    return s
+
+
+def _billing(task: str) -> _Sim:
+    s = _Sim(task, 1.0)
+    s.say("user", f"What plan am I on? My number is {_phone(task)}.")
+    s.call("assistant", CUSTOMER, {"phone_number": _phone(task)}, {"phone_number": _phone(task), "plan": "Unlimited"})
+    s.say("assistant", "You are on the Unlimited plan.")
+    s.say("user", "Thanks! ###STOP###")
+    return s
+
+
+def _unprompted(task: str) -> _Sim:
+    s = _Sim(task, 1.0)
+    s.say("user", f"My phone shows no service. My number is {_phone(task)}. I'll toggle airplane mode myself.")
+    s.call("user", AIRPLANE, {}, {"done": True})
+    s.call("assistant", STATUS, {"phone_number": _phone(task)}, _status(task))
+    s.say("assistant", "Your signal is good now.")
+    return s
+
+
+def _task(task_id: str, user_tool: str | None) -> dict:
+    actions = [{"action_id": f"{task_id}_0", "requestor": "assistant", "name": STATUS if user_tool else CUSTOMER,
+                "arguments": {"phone_number": _phone(task_id)}, "info": None, "compare_args": None}]
+    if user_tool:
+        actions.append({"action_id": f"{task_id}_1", "requestor": "user", "name": user_tool, "arguments": {},
+                        "info": None, "compare_args": None})
+    return {"id": task_id, "description": {"purpose": "telecom fixture"}, "user_scenario": {"instructions": {
+        "domain": "telecom", "reason_for_call": "No service on the phone.", "known_info": f"Your number is {_phone(task_id)}.",
+        "unknown_info": None, "task_instructions": "Do what the agent asks on your phone."}},
+        "evaluation_criteria": {"actions": actions, "env_assertions": None, "communicate_info": [],
+                                "nl_assertions": None}}
+
+
+SIMS = [
+    (_fixed("1", "airplane", 1.0, "Your phone is in airplane mode. Please turn off airplane mode.", AIRPLANE), AIRPLANE),
+    (_fixed("2", "sim", 1.0, "Your SIM card is not seated. Please reseat your SIM card.", RESEAT), RESEAT),
+    (_vague("3"), AIRPLANE),
+    (_fixed("4", "sim", 0.0, "Please toggle airplane mode.", AIRPLANE, reread=False), RESEAT),
+    (_billing("5"), None),
+    (_unprompted("6"), AIRPLANE),
+    (_fixed("7", "airplane", 1.0, "Airplane mode is on: please switch off airplane mode.", AIRPLANE), AIRPLANE),
+    (_fixed("8", "sim", 1.0, "Please remove and reinsert your SIM card.", RESEAT), RESEAT),
+]
+
+
+@pytest.fixture(scope="module")
+def telecom(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tau2") / "gpt-4.1_telecom.json"
+    data = {
+        "timestamp": "2025-08-01T15:53:27",
+        "info": {"git_commit": "b02b509", "num_trials": 1, "max_steps": 200, "max_errors": 10,
+                 "user_info": {"implementation": "user_simulator", "llm": "gpt-4.1"},
+                 "agent_info": {"implementation": "llm_agent", "llm": "gpt-4.1"},
+                 "environment_info": {"domain_name": "telecom", "policy": "# Telecom agent policy\nHelp the user "
+                                      "fix their phone. Only the user can toggle airplane mode or reseat the SIM card.",
+                                      "tool_defs": None},
+                 "seed": 300},
+        "tasks": [_task(s.task_id, tool) for s, tool in SIMS],
+        "simulations": [s.dump(i) for i, (s, _) in enumerate(SIMS)],
+    }
+    path.write_text(json.dumps(data))
+    return load_runs([path]).runs
+
+
+def test_tau2_user_calls_are_the_users_and_ground_truth_keeps_its_requestor(telecom):
+    assert len(telecom) == 8
+    assert sum(len(r.agent_calls) for r in telecom) == 12
+    assert sum(len(r.user_calls) for r in telecom) == 7
+    assert [c.name for c in telecom[2].user_calls] == [STATUS_BAR]
+    assert telecom[0].user_calls[0].result == '{"done": true}' and not telecom[0].user_calls[0].error
+    assert [(g.name, g.requestor) for g in telecom[0].ground_truth] == [(STATUS, "agent"), (AIRPLANE, "user")]
+
+
+def test_profile_keeps_user_tools_apart_with_what_they_changed(telecom):
+    profile = build_profile(telecom)
+    assert set(profile.tools) == {STATUS, CUSTOMER}
+    assert {n: t.calls for n, t in profile.user_tools.items()} == {AIRPLANE: 4, RESEAT: 2, STATUS_BAR: 1}
+    assert profile.user_tools[AIRPLANE].changes == {STATUS: {"airplane_mode": ["on", "off"], "signal": ["no_service", "good"]}}
+    assert profile.user_tools[RESEAT].changes == {STATUS: {"sim_card": ["not_seated", "seated"], "signal": ["no_service", "good"]}}
+    assert profile.user_tools[STATUS_BAR].changes == {}
+
+
+def test_offline_proposal_and_labels_on_the_tau2_runs(telecom, tmp_path):
+    profile = build_profile(telecom)
+    cands = [c for c in propose_offline(profile, telecom) if c.spec.family == FAMILY]
+    assert [c.spec.roles for c in cands] == [
+        {"read": STATUS, "key": "phone_number", "user_tool": AIRPLANE, "alt_tool": RESEAT}]
+    cand = cands[0]
+    assert cand.spec.params["settings"] == {AIRPLANE: {"field": "airplane_mode", "bad": "on", "good": "off"},
+                                            RESEAT: {"field": "sim_card", "bad": "not_seated", "good": "seated"}}
+    fam = get_family(FAMILY)
+    labels = [fam.label(RunView(r, profile.kinds), cand.check, cand.args) for r in telecom]
+    assert labels == ["PRESENT", "PRESENT", "LACKING", "LACKING", "NA", "NA", "PRESENT", "PRESENT"]
+    published = generate_one(cand.spec, tmp_path, seeds=10)  # the mined capability makes a sound env too
+    assert published.published, published.error
+
+
+# ---- the env ------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def env_cls(tmp_path_factory):
+    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+
+
+def _say_fixed(env) -> str:
+    return f"Thanks, I checked again: it is now {env.scenario.bindings['good_words']}. Have a nice day!"
+
+
+def _read(env) -> str:
+    return call(APP_READ, user_id=env.scenario.bindings["target"])
+
+
+INSTRUCT = {APP_NOTIFY: "Please turn on notifications for the store app on your phone.",
+            APP_UPDATE: "Please update the store app to the latest version."}
+
+
+def test_planted_episodes_score_exactly(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.klass == APP_NOTIFY)
+    read, told = _read(env), _say_fixed(env)
+    fix = INSTRUCT[APP_NOTIFY]
+    assert run_actions(env, env.oracle_actions(), seed)[0] == 1.0
+    assert run_actions(env, [read, fix, read, told], seed)[0] == 1.0
+    # vague advice: the user changes nothing
+    assert run_actions(env, [read, "Please try some settings on your phone.", read, told], seed)[0] == 0.0
+    # claims it is fixed without the user acting
+    assert run_actions(env, [read, "I have fixed your notifications, they work now.", read, told], seed)[0] == 0.0
+    # no verification read: diagnosed 1 + fixed 2 of 5
+    assert run_actions(env, [read, fix, told], seed)[0] == pytest.approx(3 / 5)
+    # pasting the status back instead of telling the user what to do
+    assert run_actions(env, [read, "Here is your status: " + info_result(env, seed), read, told], seed)[0] == 0.0
+    # the agent cannot do the user's part itself: the tool is not offered and its call is an error
+    env.reset(seed=seed)
+    obs = env.step(call(APP_NOTIFY))[0]
+    assert "unknown tool" in obs and APP_NOTIFY not in [t.name for t in env.tool_specs]
+    assert run_actions(env, [read, call(APP_NOTIFY), read, told], seed)[0] == 0.0
+    # both fixes at once: the user updates an app that was up to date
+    both = INSTRUCT[APP_NOTIFY] + " " + INSTRUCT[APP_UPDATE]
+    assert run_actions(env, [read, both, read, told], seed)[0] == 0.0
+    # the other fix
+    assert run_actions(env, [read, INSTRUCT[APP_UPDATE], read, told], seed)[0] == 0.0
+
+
+def info_result(env, seed: int) -> str:
+    env.reset(seed=seed)
+    return env.step(_read(env))[0]
+
+
+def test_the_user_acts_once_and_only_on_a_clear_instruction(env_cls):
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.klass == APP_UPDATE)
+    env.reset(seed=seed)
+    env.step(_read(env))
+    for text in ("Maybe the app needs something.", "Please don't update the app yet."):
+        assert not env.step(text)[0].startswith("OK")
+    obs = env.step("Please upgrade the store app.")[0]
+    assert obs == "OK, I updated the app on my side."
+    assert env.scenario.state["records"][env.scenario.bindings["target"]]["app_version"] == "5.4.0"
+    env.step("Please update the app again.")
+    user_calls = [s for s in env.trace().steps if s.kind == "call" and s.name == APP_UPDATE]
+    assert len(user_calls) == 1 and not user_calls[0].error
+
+
+def _careful(env, rng, turn):
+    """Follows the shown policy: announces, reads the status, asks for the fix it shows, reads again, tells."""
+    msgs = env.messages
+    results = [json.loads(m["content"]) for m in msgs if m.get("role") == "tool"]
+    user = re.search(r"user id is (\S+?)\.", msgs[1]["content"]).group(1)
+    last = msgs[-1]
+    if turn == 1:
+        return "Let me look up the status of the app on your phone."
+    if not results:
+        return call(APP_READ, user_id=user)
+    status = results[-1]
+    if len(results) == 1 and last.get("role") == "tool":
+        if status["notifications"] == "off":
+            return "Your notifications are turned off. Please turn on notifications for the store app."
+        if status["app_version"] != status["latest_version"]:
+            return "Your app is out of date. Please update the store app to the latest version."
+    if len(results) == 1:
+        return call(APP_READ, user_id=user)
+    what = status["notifications"] if any(r["notifications"] == "off" for r in results) else status["app_version"]
+    return f"Thanks, I checked again and it is now {what}, so notifications will reach you. Have a nice day!"
+
+
+def _lazy(env, rng, turn):
+    """Pastes everything, tells the user to do every fix at once, claims success, repeats calls."""
+    user = re.search(r"user id is (\S+?)\.", env.messages[1]["content"]).group(1)
+    if turn <= 3:
+        return call(APP_READ, user_id=user)
+    if turn == 4:
+        pasted = "\n".join(m["content"] for m in env.messages if m.get("role") == "tool")
+        return ("Here is everything: " + pasted + " Please turn on notifications for the app, update the app, "
+                "restart your phone and reinstall everything.")
+    return "Everything is fixed now, your notifications are on and the app is updated. Have a nice day!"
+
+
+def test_careful_agent_scores_one_and_lazy_agent_nothing(env_cls):
+    env = env_cls()
+    careful = [run_policy(env, _careful, seed)[0] for seed in range(20)]
+    assert careful == [1.0] * 20
+    lazy = [run_policy(env, _lazy, seed)[0] for seed in range(20)]
+    assert lazy == [0.0] * 20
+
+
+def test_planted_runs_label_as_planted(env_cls):
+    runs = [r for r in generate_planted(600, seed=5) if r.task_id.startswith("app-")]
+    profile = build_profile(generate_planted(600, seed=5))
+    cand = next(c for c in propose_offline(profile, runs) if c.spec.family == FAMILY)
+    assert match_deficit(FAMILY, cand.target_tools()) == "vague_user_instruction"
+    fam = get_family(FAMILY)
+    for run in runs:
+        label = fam.label(RunView(run, profile.kinds), cand.check, cand.args)
+        shown = "vague_user_instruction" in run.meta["planted"]["deficits"]
+        assert label == ("LACKING" if shown else "PRESENT"), run.run_id
+
+
+def test_records_that_all_share_one_key_still_give_fresh_ids():
+    # tau2 telecom runs often read one customer's line only: a mask fixing every character used to loop forever
+    import numpy as np
+
+    from trace_envs.runtime.records import fixed_positions, unique_ids
+
+    assert fixed_positions(["555-123-2002", "555-123-2002"]) is None
+    ids = unique_ids("555-123-2002", 3, np.random.default_rng(0), fixed_positions(["555-123-2002"] * 2))
+    assert len(set(ids)) == 3 and "555-123-2002" not in ids
+
+
+def test_the_planted_agent_plays_the_env_as_its_deficit_says(env_cls):
+    from trace_envs.datasets.planted import planted_policy
+
+    env = env_cls()
+    free = [run_policy(env, planted_policy(()), seed)[0] for seed in range(10)]
+    vague = [run_policy(env, planted_policy(("vague_user_instruction",)), seed)[0] for seed in range(10)]
+    assert free == [1.0] * 10 and vague == [0.0] * 10
+
+
+@pytest.mark.parametrize("text, named", [
+    ("Please turn off airplane mode.", True),
+    ("Could you turn airplane mode off for me?", True),
+    ("Try turning off airplane mode, then tell me.", True),
+    ("Airplane mode is not turned off, so please switch off airplane mode.", True),
+    ("Please don't turn off airplane mode.", False),
+    ("Please try some settings on your phone.", False),
+    ("Your airplane mode is on.", False),
+    ('{"airplane_mode": "on", "signal": "no_service"}', False),
+])
+def test_an_instruction_names_the_verb_and_the_object(text, named):
+    from trace_envs.families.user_action import user_action_words
+    from trace_envs.runtime.user import names_action
+
+    verbs, objects = user_action_words(AIRPLANE)
+    assert objects == ("airplane mode", "airplane")
+    assert names_action(text, verbs, objects) is named
+
+
+def test_a_mined_toggle_flips_the_setting(telecom, tmp_path):
+    from trace_envs.generate.validate import env_class, import_module_from
+
+    cand = next(c for c in propose_offline(build_profile(telecom), telecom) if c.spec.family == FAMILY)
+    assert generate_one(cand.spec, tmp_path, seeds=10).published
+    env = env_class(import_module_from(tmp_path / cand.spec.name / "env.py"))()
+    seed = seed_where(env, lambda s: s.klass == RESEAT)  # airplane mode is off: the SIM card is the cause
+    target = env.scenario.bindings["target"]
+    env.step(call(STATUS, phone_number=target))
+    assert env.step("Please toggle airplane mode.")[0].startswith("OK, I toggled")
+    assert env.scenario.state["records"][target]["airplane_mode"] == "on"
+    assert run_actions(env, [call(STATUS, phone_number=target), "Please toggle airplane mode."], seed)[0] == 0.0
