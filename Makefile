@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/trace-envs demo
 
+# ruff (pyflakes, pycodestyle, bugbear) over the library, the tests, the generated envs and the scripts, then pytest.
 test: install
+	$(BIN)/ruff check trace_envs adapters_train tests generated benchmarks examples scripts
 	$(BIN)/python -m pytest -q
 
 bench: install
@@ -42,6 +44,7 @@ train-demo: model
 # Rebuild the committed example specs from ../shared/data and regenerate the bundled envs from them.
 regenerate: install
 	$(BIN)/python examples/specs/build_example_specs.py
+	$(BIN)/python examples/specs/build_user_action_spec.py
 	$(BIN)/trace-envs generate examples/specs/*.json -o generated
 
 clean:

@@ -218,7 +218,7 @@ def test_labels_real_tau_bench_runs():
         and not any(a.name == "cancel_reservation" for a in run.ground_truth or [])
     )
     assert labels.count("NA") == na
-    first = next(r for r, l in zip(runs, labels) if l == "PRESENT")
+    first = next(r for r, label in zip(runs, labels) if label == "PRESENT")
     names = [c.name for c in first.agent_calls]
     assert names.index("get_reservation_details") < names.index("cancel_reservation")
     assert json.loads(json.dumps(labels))  # plain strings

@@ -126,7 +126,7 @@ def test_sigkill_never_leaves_a_half_written_env(specs, tmp_path):
     published = False
     schedule = ["loop"] * TRIALS_LOOP + ["cli"] * TRIALS_CLI
     rng.shuffle(schedule)
-    for i, kind in enumerate(schedule):
+    for kind in schedule:
         if kind == "loop":
             validate = rng.random() < 0.3
             cmd = [sys.executable, "-c", LOOP, str(SPEC_PATH), str(variant_path), str(out), "1" if validate else "0"]

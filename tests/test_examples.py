@@ -16,8 +16,8 @@ def test_custom_reinforce_loop_runs_with_tiny_model():
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    lines = [l for l in out.stdout.splitlines() if l.startswith("iteration ")]
-    assert len(lines) == 2 and all("mean reward" in l for l in lines)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("iteration ")]
+    assert len(lines) == 2 and all("mean reward" in line for line in lines)
 
 
 def test_custom_loop_updates_the_model_when_rewards_differ():

@@ -354,7 +354,7 @@ def test_an_instruction_names_the_verb_and_the_object(text, named):
 
 
 def test_a_mined_toggle_flips_the_setting(telecom, tmp_path):
-    from trace_envs.generate.validate import env_class, import_module_from
+    from trace_envs.envs_loader import env_class, import_module_from
 
     cand = next(c for c in propose_offline(build_profile(telecom), telecom) if c.spec.family == FAMILY)
     assert generate_one(cand.spec, tmp_path, seeds=10).published

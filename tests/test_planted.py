@@ -78,9 +78,14 @@ def test_match_deficit():
     assert match_deficit("information_gathering", ["get_order_details"]) is None
 
 
+# Eight deficits share the failed runs, and each must carry Cov >= 0.10 of them in 8 of 10 resamples: at the
+# benchmark's size (2,000 runs) every seed recovers all eight; at 1,000 sampling noise alone misses one now and then.
+RUNS = 2000
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_miner_recovers_planted_deficits(seed):
-    res = mine(generate_planted(1200, seed=seed))
+    res = mine(generate_planted(RUNS, seed=seed))
     s = score_recovery((c.spec.family, c.target_tools()) for c in res.kept)
     assert s["precision"] >= 0.9, s
     assert s["recall"] >= 0.9, s
@@ -90,7 +95,7 @@ def test_miner_recovers_planted_deficits(seed):
 def test_recovery_over_seeds_mean():
     ps, rs = [], []
     for seed in range(10, 16):
-        res = mine(generate_planted(1000, seed=seed))
+        res = mine(generate_planted(RUNS, seed=seed))
         s = score_recovery((c.spec.family, c.target_tools()) for c in res.kept)
         ps.append(s["precision"])
         rs.append(s["recall"])

@@ -170,7 +170,8 @@ def test_server_stops_cleanly(server):
     assert proc.wait(timeout=30) == 0
     text = Path(err).read_text()
     assert "stopped serving" in text and "Traceback" not in text and "ERROR" not in text, text
-    with pytest.raises(Exception):
+    # the transport error is the OpenEnv client's (a websockets ConnectionClosed or an OSError, by version)
+    with pytest.raises(Exception):  # noqa: B017
         remote.step("hello")  # the server closed the session
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/health", timeout=2)

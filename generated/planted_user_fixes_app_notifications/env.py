@@ -1,6 +1,6 @@
 (
     "trace/planted_user_fixes_app_notifications: Read get_app_status, tell the user to do the one fix on their "
-    "side (enable_app_notifications or update_app) that the record shows is needed, naming it clearly, then read "
+    "side (update_app or enable_app_notifications) that the record shows is needed, naming it clearly, then read "
     "again to check before saying it works.\n"
     "\n"
     "Family: user_side_action (Diagnose, tell the user to do the one user-side action that fixes it (naming it "
@@ -41,18 +41,18 @@ CHECK = {
             "id": "diagnosed",
             "type": "order",
             "when": "primary",
-            "description": "read the record with get_app_status before the user does enable_app_notifications",
+            "description": "read the record with get_app_status before the user does update_app",
             "first": {"tool": "get_app_status", "args": {"user_id": {"$var": "target"}}},
-            "then": {"tool": "enable_app_notifications"},
+            "then": {"tool": "update_app"},
         },
         {
             "id": "fixed",
             "type": "final_state",
             "weight": 2.0,
             "when": "primary",
-            "description": "the user did enable_app_notifications: notifications is on at the end",
-            "path": "records.$target.notifications",
-            "value": "on",
+            "description": "the user did update_app: app_version is 5.4.0 at the end",
+            "path": "records.$target.app_version",
+            "value": "5.4.0",
         },
         {
             "id": "verified",
@@ -60,10 +60,10 @@ CHECK = {
             "requires": ["fixed"],
             "when": "primary",
             "description": (
-                "the agent's last get_app_status shows notifications fixed (it checked after the user acted)"
+                "the agent's last get_app_status shows app_version fixed (it checked after the user acted)"
             ),
-            "path": "seen.$target.notifications",
-            "value": "on",
+            "path": "seen.$target.app_version",
+            "value": "5.4.0",
         },
         {
             "id": "told",
@@ -78,26 +78,26 @@ CHECK = {
             "id": "only_needed",
             "type": "no_call",
             "when": "primary",
-            "description": "the user was not made to do update_app, which was fine",
-            "call": {"tool": "update_app"},
+            "description": "the user was not made to do enable_app_notifications, which was fine",
+            "call": {"tool": "enable_app_notifications"},
             "penalty": True,
         },
         {
             "id": "diagnosed_alt",
             "type": "order",
             "when": "!primary",
-            "description": "read the record with get_app_status before the user does update_app",
+            "description": "read the record with get_app_status before the user does enable_app_notifications",
             "first": {"tool": "get_app_status", "args": {"user_id": {"$var": "target"}}},
-            "then": {"tool": "update_app"},
+            "then": {"tool": "enable_app_notifications"},
         },
         {
             "id": "fixed_alt",
             "type": "final_state",
             "weight": 2.0,
             "when": "!primary",
-            "description": "the user did update_app: app_version is 5.4.0 at the end",
-            "path": "records.$target.app_version",
-            "value": "5.4.0",
+            "description": "the user did enable_app_notifications: notifications is on at the end",
+            "path": "records.$target.notifications",
+            "value": "on",
         },
         {
             "id": "verified_alt",
@@ -105,10 +105,10 @@ CHECK = {
             "requires": ["fixed_alt"],
             "when": "!primary",
             "description": (
-                "the agent's last get_app_status shows app_version fixed (it checked after the user acted)"
+                "the agent's last get_app_status shows notifications fixed (it checked after the user acted)"
             ),
-            "path": "seen.$target.app_version",
-            "value": "5.4.0",
+            "path": "seen.$target.notifications",
+            "value": "on",
         },
         {
             "id": "told_alt",
@@ -123,8 +123,8 @@ CHECK = {
             "id": "only_needed_alt",
             "type": "no_call",
             "when": "!primary",
-            "description": "the user was not made to do enable_app_notifications, which was fine",
-            "call": {"tool": "enable_app_notifications"},
+            "description": "the user was not made to do update_app, which was fine",
+            "call": {"tool": "update_app"},
             "penalty": True,
         },
         {

@@ -684,10 +684,12 @@ PLANTED_DEFICITS["picks_first_option"] = PlantedDeficit(
 # cover them too.
 for _name in ("no_confirmation", "stops_after_first"):
     PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], tools=WRITE_TOOLS + (EXCHANGE_TOOL,))
-TASK_MIX["exchange"] = 0.10
-# Cov is a share of all failed runs, so the exchanges' failures dilute every other deficit's: the two closest to the
-# 0.10 threshold (a forbidden cancel, a missing handoff) are planted a little more often to stay recoverable.
-for _name, _rate in (("forbidden_write", 0.6), ("no_handoff", 0.7)):
+TASK_MIX["exchange"] = 0.12
+# Cov is a share of all failed runs, so the exchanges' (and the app tasks') failures dilute every other deficit's: those
+# closest to the 0.10 threshold (a forbidden cancel, a missing handoff, an invented payment id, an unconfirmed write)
+# are planted a little more often to stay recoverable.
+_RAISED = (("forbidden_write", 0.6), ("no_handoff", 0.7), ("hallucinated_id", 0.5), ("no_confirmation", 0.3))
+for _name, _rate in _RAISED:
     PLANTED_DEFICITS[_name] = dataclasses.replace(PLANTED_DEFICITS[_name], rate=_rate)
 REQUEST_EXPOSURE["exchange"] = frozenset({"picks_first_option", "no_confirmation"})
 PLANTED_RULES.writes.append(WriteRule(tool=EXCHANGE_TOOL, requires=[
@@ -816,7 +818,7 @@ TOOLS.append(_fn(APP_READ, "Get the status of the store app on the user's phone:
                  "notifications.", {"user_id": _STR}, ["user_id"]))
 TOOL_KINDS[APP_READ] = "read"
 PLANTED_DEFICITS["vague_user_instruction"] = PlantedDeficit(
-    "vague_user_instruction", "user_side_action", (APP_READ, APP_NOTIFY, APP_UPDATE), 0.7,
+    "vague_user_instruction", "user_side_action", (APP_READ, APP_NOTIFY, APP_UPDATE), 0.8,
     "gives vague advice instead of telling the user the one fix on their side, which the user then never does")
 # The app task's share comes out of the multi-request tasks, whose deficit has the most coverage to spare: the other
 # deficits keep the share of failed runs (Cov) the miner needs to find them.

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, Grounded, NoCall
+from trace_envs.checks.clauses import CallRef, Check, Communicated, Grounded, NoCall
 from trace_envs.families import labeling
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit

@@ -67,7 +67,7 @@ def group_runs(runs: Iterable[Run], *, similarity: float = 0.3) -> list[TaskGrou
         clusters: list[tuple[frozenset[str], TaskGroup]] = []
         for g in members:
             toks = _tokens(g.runs[0].first_user_message())
-            for i, (ctoks, cg) in enumerate(clusters):
+            for ctoks, cg in clusters:
                 if _jaccard(toks, ctoks) >= similarity:
                     cg.runs.extend(g.runs)
                     break

@@ -442,7 +442,7 @@ def propose_llm(
         prompt = base
         last_err = ""
         partial: list[CandidateReply] = []
-        for attempt in range(1, max_attempts + 1):
+        for _ in range(max_attempts):
             text = client.complete(prompt)
             try:
                 good, errors = _validate_proposal(extract_json(text), profile)

@@ -141,7 +141,9 @@ def _describe(err: jsonschema.ValidationError, prefix: str) -> list[str]:
     if err.validator == "enum" and isinstance(err.instance, str):
         close = difflib.get_close_matches(err.instance, [str(v) for v in err.validator_value], n=1)
         message += f" (did you mean {close[0]}?)" if close else ""
-    if len(message) > MAX_MESSAGE:
+    # A short enum (the families, a kind) is worth listing whole: it is what the user must pick from.
+    listable = err.validator == "enum" and len(err.validator_value) <= 30
+    if len(message) > MAX_MESSAGE and not listable:
         message = f"{_short(err.instance)} fails the schema's {err.validator!r} rule"
     return [f"{path}: {message}"]
 

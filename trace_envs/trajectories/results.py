@@ -67,7 +67,7 @@ class ResultIndex:
                         for path, value in flat.items():
                             self.fields[call.name][path][_hashable(value)] += 1
                     last_of[call.name] = flat
-                    for arg, value in call.arguments.items():
+                    for value in call.arguments.values():
                         if isinstance(value, str):
                             last[(call.name, value)] = flat
                 elif kind in ("write", "other"):
