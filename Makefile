@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-demo: install
-	$(BIN)/trace-envs demo
+# SmolLM2-135M-Instruct by default (fetched by `make model`); `make demo DEMO_MODEL=tiny` for a one-minute smoke run.
+DEMO_MODEL ?= smollm2
+demo: $(if $(filter smollm2,$(DEMO_MODEL)),model,install)
+	$(BIN)/trace-envs demo --model $(DEMO_MODEL)
 
 # ruff (pyflakes, pycodestyle, bugbear) over the library, the tests, the generated envs and the scripts, then pytest.
 test: install

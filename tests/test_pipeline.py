@@ -29,6 +29,8 @@ def test_run_end_to_end_then_resume(tmp_path):
     assert (adapter / "adapter_config.json").is_file() and (out / "adapters" / "router.json").is_file()
     report = json.loads((out / "eval" / "report.json").read_text())
     assert set(report[f"trace/{caps[0]['name']}"]) == {"before", "after"}
+    chart = (out / "eval" / "before_after.png").read_bytes()
+    assert chart.startswith(b"\x89PNG") and len(chart) > 5_000  # success and reward before / after, per capability
 
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]

