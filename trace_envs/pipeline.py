@@ -12,6 +12,7 @@ sits on top of every layer (the only library module that imports them all, as th
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import time
@@ -21,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from trace_envs.atomic import write_text_atomic
+from trace_envs.atomic import write_bytes_atomic, write_text_atomic
 
 STAGES = ("inspect", "mine", "generate", "check", "train", "eval", "route")
 PLANTED = "planted"
@@ -407,12 +408,10 @@ def before_after_chart(doc: dict[str, Any], path: Path, model: str) -> Path | No
     axes[0][0].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{model}: before and after training, per capability", fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=110, format="png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=110, format="png")
     plt.close(fig)
-    tmp.replace(path)
-    return path
+    return write_bytes_atomic(path, buffer.getvalue())
 
 
 def _read_json(path: Path) -> Any:
