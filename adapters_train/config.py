@@ -42,6 +42,9 @@ class TrainConfig:
     train_seed_start: int = 0
     seed: int = 0
     logging_steps: int = 1
+    # bf16 autocast for the training steps (SFT and GRPO). On a CPU with native bf16 (AVX512-BF16 or AMX) a
+    # SmolLM2 SFT step is about 1.4x faster; see `cpu_has_native_bf16`.
+    bf16: bool = False
     chat_template: str | None = None
     user_tool: bool = True
     # LoRA
@@ -124,6 +127,18 @@ def _cpu_defaults() -> dict[str, Any]:
     return {key: False, "use_cpu": True}
 
 
+def cpu_has_native_bf16() -> bool:
+    """Whether this machine trains faster in bf16 than in fp32: no GPU, and a CPU with AVX512-BF16 or AMX (without
+    them bf16 is emulated and slower)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return False
+    cpu = torch.cpu
+    checks = [getattr(cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return any(check() for check in checks if check is not None)
+
+
 def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | None = None) -> Any:
     from trl import GRPOConfig
 
@@ -141,7 +156,7 @@ def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | 
         "save_strategy": "no",
         "report_to": "none",
         "seed": cfg.seed,
-        "bf16": False,
+        "bf16": cfg.bf16,
         "disable_tqdm": True,
         **_cpu_defaults(),
     }
@@ -181,7 +196,7 @@ def make_sft_config(cfg: TrainConfig, output_dir: str | Path, max_length: int | 
         "save_strategy": "no",
         "report_to": "none",
         "seed": cfg.seed,
-        "bf16": False,
+        "bf16": cfg.bf16,
         "max_length": max_length,
         "disable_tqdm": True,
         **_cpu_defaults(),

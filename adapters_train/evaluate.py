@@ -75,7 +75,9 @@ class ChatPolicy:
                             result = tools[name](**args)
                         convs[i].append({"role": "tool", "name": name, "content": str(result),
                                          **({"tool_call_id": call["id"]} if call.get("id") else {})})
-                    if turns[i] < limit:
+                    # Once the user has ended the conversation the episode is over, as `step` says in the Gym env;
+                    # a model that keeps calling tools would otherwise burn every remaining turn of generation.
+                    if turns[i] < limit and not insts[i].base.done:
                         still.append(i)
                 active = still
             for inst, conv, (seed, j), t in zip(insts, convs, chunk, turns):
@@ -281,15 +283,17 @@ def parse_policy(spec: str, **opts: Any) -> Any:
 
 
 def evaluate(env_id: str, policy: Any, episodes: int = 50, *, samples: int = 1, seed_offset: int = EVAL_SEED_OFFSET,
-             progress: bool = False, **opts: Any) -> EvalReport:
+             progress: bool = False, max_turns: int | None = None, **opts: Any) -> EvalReport:
     """Run `episodes` fixed seeds (`seed_offset`, ...) x `samples` rollouts of any policy and summarize.
 
     Args:
         env_id: a registered env id. policy: a policy object or its text (see `parse_policy`).
         episodes, samples, seed_offset: the seeds, as in `trace_envs.evaluation.evaluate`.
         progress: print a line to stderr after each batch of chat episodes.
+        max_turns: for chat policies, end an episode after this many assistant turns (default: the env's
+            `max_turns`); the episode is scored where it stopped.
         opts: model options for `parse_policy` (temperature, max_new_tokens, chat_template, base_url, batch_size).
     """
     pol = parse_policy(policy, **opts) if isinstance(policy, str) else policy
-    kwargs = {"progress": progress} if isinstance(pol, ChatPolicy) else {}
+    kwargs = {"progress": progress, "max_turns": max_turns} if isinstance(pol, ChatPolicy) else {}
     return evaluate_policy(env_id, pol, episodes, samples=samples, seed_offset=seed_offset, **kwargs)
