@@ -70,6 +70,12 @@ class RunConfig(BaseModel):
     route_method: Literal["lexical"] = "lexical"
 
 
+# The RunConfig options that are TrainConfig fields of the same name: passed to training and fingerprinted by the train
+# stage from this one list, so an option cannot reach training without a change to it retraining.
+TRAIN_OPTIONS = ("steps", "num_generations", "learning_rate", "max_completion_length", "warm_start", "sft_episodes",
+                 "sft_epochs", "sft_learning_rate", "sft_batch_size", "lora_dropout", "bf16")
+
+
 class CapabilityNotMinedError(ValueError):
     """`capabilities` names one that mining did not keep."""
 
@@ -93,7 +99,7 @@ def resolve_auto_model(model: str) -> tuple[str, str]:
 
 
 # The two capabilities `demo` trains with SmolLM2. The demo's budget (15 minutes on 2 cores, about 100 training tokens a
-# second) buys a 16-episode warm start per capability; these two decide on a fact a 135M model picks up from that
+# second) buys a 20-episode warm start per capability; these two decide on a fact a 135M model picks up from that
 # many episodes (the user's yes or no; what the user asks for). The top two by Delta do not: on the app env the warm
 # start learns the procedure but always asks for the same fix (success 0.50, the larger class), and the exchange env
 # needs a price comparison over five variants (0.00). See the README's demo section.
@@ -102,8 +108,8 @@ DEMO_CAPABILITIES = ["confirm_before_cancel_order", "hand_off_with_transfer_to_h
 
 def demo_config(out: str = "runs/demo", model: str = "smollm2") -> RunConfig:
     """`trace-envs demo`: the planted data set end to end on a 2-core CPU. With SmolLM2-135M (the default) it trains
-    `DEMO_CAPABILITIES`: a 16-episode warm start (LoRA learning rate 1e-3, 2 episodes a step, no LoRA dropout, bf16
-    where the CPU has it), 1 GRPO step of 2 rollouts, 3 held-out evaluation seeds before and after. With `tiny` (a
+    `DEMO_CAPABILITIES`: a 20-episode warm start (LoRA learning rate 1e-3, 1 episode a step, no LoRA dropout, bf16
+    where the CPU has it), 1 GRPO step of 2 rollouts, 3 held-out evaluation seeds of at most 8 turns before and after. With `tiny` (a
     random model, for a smoke run) the top 3 by Delta get a short run each."""
     resolved, _ = resolve_auto_model(model)
     if resolved == "tiny":
@@ -226,10 +232,7 @@ class Pipeline:
         fp = self._stage(2, "generate", _hash([fp, hashlib.sha256(caps).hexdigest(), cfg.max_capabilities, cfg.capabilities]), self.stage_generate)
         self.register_envs()
         fp = self._stage(3, "check", fp, self.stage_check)
-        train_opts = cfg.model_dump(
-            include={"steps", "num_generations", "learning_rate", "max_completion_length", "warm_start", "sft_episodes",
-                     "sft_epochs", "sft_learning_rate", "sft_batch_size", "lora_dropout", "bf16", "train_config"}
-        )
+        train_opts = cfg.model_dump(include={*TRAIN_OPTIONS, "train_config"})
         fp = self._stage(4, "train", _hash([fp, self.model, train_opts]), self.stage_train)
         fp = self._stage(5, "eval", _hash([fp, cfg.eval_episodes, cfg.eval_max_new_tokens, cfg.eval_max_turns]), self.stage_eval)
         self._stage(6, "route", _hash([fp, cfg.route_tasks, cfg.route_method]), self.stage_route)
@@ -291,24 +294,8 @@ class Pipeline:
     def train_config(self, env_id: str) -> Any:
         from adapters_train.config import load_config
 
-        cfg = self.cfg
-        return load_config(
-            cfg.train_config,
-            env_id=env_id,
-            model=self.model,
-            out=str(self.out / "adapters"),
-            steps=cfg.steps,
-            num_generations=cfg.num_generations,
-            learning_rate=cfg.learning_rate,
-            max_completion_length=cfg.max_completion_length,
-            warm_start=cfg.warm_start,
-            sft_episodes=cfg.sft_episodes,
-            sft_epochs=cfg.sft_epochs,
-            sft_learning_rate=cfg.sft_learning_rate,
-            sft_batch_size=cfg.sft_batch_size,
-            lora_dropout=cfg.lora_dropout,
-            bf16=cfg.bf16,
-        )
+        return load_config(self.cfg.train_config, env_id=env_id, model=self.model, out=str(self.out / "adapters"),
+                           **self.cfg.model_dump(include=set(TRAIN_OPTIONS)))
 
     def stage_train(self) -> str:
         """One adapter per env; each finished adapter is marked, so a run interrupted mid-stage keeps what it trained."""
