@@ -188,14 +188,21 @@ def test_offline_mining_of_tau_bench_airline_proposes_option_selection():
     prof = build_profile(runs)
     cands = {c.name: c for c in propose_offline(prof, runs) if c.spec.family == "option_selection"}
     assert set(cands) == {"pick_flight_number_for_update_reservation_flights",
-                          "pick_flight_number_for_book_reservation"}
+                          "pick_flight_number_for_book_reservation", "pick_listed_options"}
     flights = cands["pick_flight_number_for_update_reservation_flights"]
     assert flights.spec.params["cost_field"] == "prices.{cabin}"
     assert flights.spec.params["window_field"] == "scheduled_departure_time_est"
     assert len(flights.spec.tool("search_direct_flight").result_examples) == 50  # real option lists to build from
-    labels = [(label_run(flights, r, prof.kinds), r.success) for r in runs]
-    lf = sum(lab == "LACKING" and not ok for lab, ok in labels)
-    pf = sum(lab == "PRESENT" and not ok for lab, ok in labels)
-    lp = sum(lab == "LACKING" and ok for lab, ok in labels)
-    pp = sum(lab == "PRESENT" and ok for lab, ok in labels)
-    assert (lf, pf, lp, pp) == (11, 11, 0, 7)
+
+    def counts(cand):
+        labels = [(label_run(cand, r, prof.kinds), r.success) for r in runs]
+        return tuple(sum(lab == want and ok == passed for lab, ok in labels)
+                     for want, passed in (("LACKING", False), ("PRESENT", False), ("LACKING", True), ("PRESENT", True)))
+
+    # labelled from the departures: LACKING exactly where the write took another option an earlier result listed
+    assert counts(flights) == (14, 13, 0, 13)
+    # the candidate over every write also counts another payment method or another flight on a booking
+    assert counts(cands["pick_listed_options"]) == (22, 43, 0, 27)
+    by_id = {r.run_id: r for r in runs}
+    # task 7, trial 0: the one-stop search listed HAT110 + HAT172; the agent changed the trip to HAT004 + HAT142
+    assert label_run(flights, by_id["gpt-4o-airline/7/0"], prof.kinds) == "LACKING"

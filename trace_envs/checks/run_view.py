@@ -3,6 +3,7 @@ called successfully."""
 
 from __future__ import annotations
 
+from trace_envs.checks.attribution import Attribution, attribute
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.trajectories.models import Run
 
@@ -14,7 +15,7 @@ class RunView:
     holds the tools the agent called with a result that is not an error: a run whose only write failed never
     exercised that write, as no positive clause counts an errored call."""
 
-    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text")
+    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text", "_attribution")
 
     def __init__(self, run: Run, tool_kinds: dict[str, str]) -> None:
         self.run = run
@@ -27,6 +28,14 @@ class RunView:
         self.gt_names = {g.name for g in gt} if gt is not None else None
         self.called = {s.name for s in self.trace.steps if s.kind == "call" and not s.error}
         self._user_text: str | None = None
+        self._attribution: Attribution | None | bool = False
+
+    @property
+    def attribution(self) -> Attribution | None:
+        """The run's departures from its expected actions (computed once); None without ground truth."""
+        if self._attribution is False:
+            self._attribution = attribute(self.run, self.kinds)
+        return self._attribution  # type: ignore[return-value]
 
     def user_text(self) -> str:
         """Every user message of the run, lower-cased, joined by newlines."""

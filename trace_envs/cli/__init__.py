@@ -39,6 +39,7 @@ def _root(
 COMMAND_MODULES = [
     "trace_envs.cli.inspect_cmd",
     "trace_envs.cli.mine_cmd",
+    "trace_envs.cli.diagnose_cmd",
     "trace_envs.cli.envs_cmd",
     "trace_envs.cli.train_cmd",
     "trace_envs.cli.route_cmd",

@@ -18,7 +18,10 @@ MINE_HELP = (
     "(openai, anthropic, or an OpenAI-compatible server with --base-url); replies are cached under --cache-dir.\n\n"
     "Runs of several domains (say a tau2 results folder with airline and retail) are never merged: each domain is "
     "mined on its own, from its own tools and policy, into OUT/<domain>/; --domain NAME mines only that domain, "
-    "into OUT/.\n\n"
+    "into OUT/; --pool contrasts them together (each candidate still one domain's), into OUT/.\n\n"
+    "Where the runs carry expected actions, each failed run's departures from them are attributed first (see "
+    "`trace-envs diagnose`), every family labels from the departures of its kind, and report.md says which kept "
+    "capability teaches each kind of failure.\n\n"
     "\b\nExamples:\n"
     "  trace-envs mine ../shared/data/tau-bench/gpt-4o-airline.json -o out/\n"
     "  trace-envs mine ../shared/data/tau2-bench/results/*airline*.json -o out/airline --k 7\n"
@@ -53,10 +56,14 @@ def mine(
         "the policy's other conditions neutral.")] = None,
     domain: Annotated[Optional[str], typer.Option("--domain", metavar="NAME", help="Mine only the runs of this "
                                                   "domain (as `inspect` names it), into OUT/.")] = None,
+    pool: Annotated[bool, typer.Option("--pool", help="One contrast over every domain's runs, as the paper pools "
+                                       "tau2-bench's airline and retail tasks: each candidate is still built from "
+                                       "one domain's tools and labels only that domain's runs; Cov and Delta count "
+                                       "all failed runs. Offline proposer only; writes into OUT/.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Mine the capabilities an agent lacks."""
-    from trace_envs.mining.pipeline import ContrastError, MineOptions, mine_by_domain
+    from trace_envs.mining.pipeline import ContrastError, MineOptions, mine_by_domain, mine_pooled
     from trace_envs.mining.report import write_outputs
     from trace_envs.trajectories.errors import TrajectoryFormatError
     from trace_envs.trajectories.loaders import load_runs
@@ -64,6 +71,8 @@ def mine(
 
     if offline and llm:
         raise fail("--offline and --llm exclude each other")
+    if pool and llm:
+        raise fail("--pool mines with the offline proposer only: drop --llm, or mine each domain on its own")
     if not 0 <= rho <= 1 or not -1 <= delta <= 1 or n < 1 or not 0 <= k <= n:
         raise fail("thresholds out of range: need 0 <= rho <= 1, -1 <= delta <= 1, N >= 1, 0 <= K <= N")
     client = None
@@ -104,16 +113,22 @@ def mine(
                        dup_agreement=dup_agreement, concurrency=concurrency, max_pairs=max_pairs,
                        llm_label_runs=llm_label_runs)
     kwargs = dict(options=opts, llm=client, overrides=overrides, rules=policy_rules)
+
+    def run_mining(progress=None):
+        if pool:
+            return {"pooled": mine_pooled(runs, options=opts, overrides=overrides, progress=progress)}
+        return mine_by_domain(runs, **kwargs, progress=progress)
+
     try:
         if quiet:
-            results = mine_by_domain(runs, **kwargs)
+            results = run_mining()
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                           transient=True) as bar:
                 task = bar.add_task("label", total=len(runs))
-                results = mine_by_domain(runs, **kwargs, progress=lambda m: bar.advance(task, m))
+                results = run_mining(lambda m: bar.advance(task, m))
     except ContrastError as exc:
         raise fail(str(exc)) from None
     several = len(results) > 1

@@ -102,7 +102,7 @@ PLANTED_DEFICITS: dict[str, PlantedDeficit] = {
                        0.3, "cancels an order without looking it up first"),
         PlantedDeficit("no_confirmation", "confirmation_before_write", WRITE_TOOLS, 0.25,
                        "performs a write without asking the user for confirmation"),
-        PlantedDeficit("stops_after_first", "multi_request_completion", WRITE_TOOLS, 0.45,
+        PlantedDeficit("stops_after_first", "multi_request_completion", WRITE_TOOLS, 0.7,
                        "handles only the first of several requests"),
         PlantedDeficit("hallucinated_id", "argument_grounding",
                        ("refund_order", "get_order_details", "get_user_details"), 0.4,

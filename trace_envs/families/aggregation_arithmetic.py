@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall
-from trace_envs.families import labeling
+from trace_envs.families import departures, labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
@@ -159,6 +159,7 @@ class AggregationArithmetic(Family):
     roles = ("read", "key")
     params = AggregationParams
     env_class = AggregationEnv
+    teaches = ("wrong_number",)
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]
@@ -180,7 +181,10 @@ class AggregationArithmetic(Family):
         ])
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        return labeling.arith(view, args["tool"], args["arg"])
+        """From the run's departures: LACKING when a number the write passed (any argument: an amount, a count, a
+        payment's amount) differs from the expected one; else the numeric argument against the ground truth."""
+        by_gt = departures.arg_kind(view, args["tool"], None, ("wrong_number",))
+        return by_gt or (labeling.arith(view, args["tool"], args["arg"]) if args["tool"] else "NA")
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         w, a = roles.get("write"), roles.get("arg")
@@ -189,30 +193,61 @@ class AggregationArithmetic(Family):
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         if not ctx.has_gt:
             return []
+        # One candidate per write (its numbers: counts, amounts, a payment's amount, fail together as one skill), and
+        # one over every write, since a weak agent's arithmetic fails on whichever write the task needs.
         out = []
-        for w in ctx.writes:
-            if not ctx.gt_counts[w]:
-                continue
-            for a in sorted(ctx.gt_numeric.get(w, {})):
-                out.append(Proposal(
-                    name=f"compute_{a}_for_{w}",
-                    description=f"Compute the numeric argument {a} of {w} correctly from the records (totals, prices, "
-                    "counts).",
-                    roles=ctx.roles_for(w, arg=a) | {"key": ctx.roles_for(w).get("key", a)},
-                    label_check=_write_made(w),
-                    label_args={"tool": w, "arg": a},
-                ))
+        numeric = [w for w in ctx.writes if ctx.gt_counts[w] and ctx.gt_numeric.get(w)]
+        for w in numeric:
+            a = max(sorted(ctx.gt_numeric[w]), key=lambda x: ctx.gt_numeric[w][x])
+            out.append(Proposal(
+                name=f"compute_amounts_for_{w}",
+                description=f"Compute the numbers {w} takes ({listing(sorted(ctx.gt_numeric[w]))}) correctly from the "
+                "records (totals, prices, counts).",
+                roles=_numeric_roles(ctx, w, a),
+                label_check=_write_made(w),
+                label_args={"tool": w, "arg": a},
+            ))
+        if len(numeric) >= 2:
+            top = max(numeric, key=lambda w: (ctx.gt_counts[w], w))
+            a = max(sorted(ctx.gt_numeric[top]), key=lambda x: ctx.gt_numeric[top][x])
+            out.append(Proposal(
+                name="compute_every_amount",
+                description="Compute every number a write takes (amounts to pay, counts, totals over the records) "
+                "correctly from the records, in whichever request it comes.",
+                roles=_numeric_roles(ctx, top, a),
+                label_check=Check(clauses=[CallMade(id="some_write", call=CallRef(kind="write"))]),
+                label_args={"tool": None, "arg": a},
+                extra_tools=numeric,
+            ))
         return out
 
     def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
                      ) -> tuple[dict[str, Any], str]:
         numeric = index.numeric_fields(roles.get("read", ""))
-        field = numeric[0] if numeric else "amount"
+        # money first (what a write pays is a sum of amounts), a list's items summed over all of them, not the first
+        ranked = sorted(numeric, key=lambda p: (next((i for i, w in enumerate(MONEY) if w in p), len(MONEY)), p))
+        field = ranked[0].replace(".0.", ".*.") if ranked else "amount"
         return {"field": field, "op": "sum"}, f" The total of {field} over the records must be computed exactly."
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
         k = "write" if "write" in roles else "read"
         return [roles[k]] if roles.get(k) else []
+
+
+MONEY = ("amount", "price", "total", "balance", "cost", "fee")
+
+
+def _numeric_roles(ctx: ProposalContext, write: str, arg: str) -> dict[str, str]:
+    """The write's roles, with the read (and its key) whose records hold numbers to compute over: the write's own
+    read when its records have numeric fields, else the read most often looked up before a write that has them."""
+    roles = ctx.roles_for(write, arg=arg)
+    if ctx.index.numeric_fields(roles.get("read", "")):
+        return roles
+    pairs = [(n, r, k) for (r, _w, k), n in ctx.pairs.items() if ctx.index.numeric_fields(r)]
+    if pairs:
+        _, read, key = max(pairs)
+        roles.update(read=read, key=key)
+    return roles
 
 
 def _write_made(write: str) -> Check:

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Grounded, NoCall, Order
-from trace_envs.families import labeling
+from trace_envs.families import departures, labeling
 from trace_envs.families.base import MAX_TOOL_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import Kit
 from trace_envs.families.registry import register_family
@@ -123,6 +123,7 @@ class ArgumentGrounding(Family):
     roles = ("read", "write", "key", "arg")
     params = GroundingParams
     env_class = GroundingEnv
+    teaches = ("invented_value", "other_value")
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, arg = roles["key"], roles["read"], roles["write"], roles["arg"]
@@ -140,11 +141,15 @@ class ArgumentGrounding(Family):
         ])
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        return labeling.exercised(view, check, args.get("tool"))
+        """From the run's departures: LACKING when the write passed a value of the argument that the agent saw
+        nowhere (invented); else the portable check, on runs that made the write."""
+        tool, arg = args.get("tool"), args.get("arg")
+        by_gt = departures.arg_kind(view, tool, arg, ("invented_value",)) if tool and arg else None
+        return by_gt or labeling.exercised(view, check, tool)
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         w, a = roles.get("write"), roles.get("arg")
-        return (_grounded(w, a), {"tool": w}) if w and a else None
+        return (_grounded(w, a), {"tool": w, "arg": a}) if w and a else None
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
@@ -160,7 +165,7 @@ class ArgumentGrounding(Family):
                     "it; never invent ids or values.",
                     roles=ctx.roles_for(w, arg=a),
                     label_check=_grounded(w, a),
-                    label_args={"tool": w},
+                    label_args={"tool": w, "arg": a},
                 ))
         return out
 

@@ -15,14 +15,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from trace_envs.checks.attribution import FREE_TEXT_ARGS  # noqa: F401  (re-exported: families import it from here)
 from trace_envs.checks.clauses import Check
 from trace_envs.checks.run_view import RunView
-from trace_envs.trajectories.results import ResultIndex, gate_params
+from trace_envs.trajectories.results import ResultIndex, gate_params, judged_gate
 
 Label = Literal["PRESENT", "LACKING", "NA"]
 
-# Arguments whose values are prose the agent writes (never grounded, never a record key).
-FREE_TEXT_ARGS = frozenset({"summary", "reason", "thought", "expression", "note", "notes", "comment", "message", "text"})
 MAX_TOOL_ARGS = 6
 
 
@@ -126,6 +125,9 @@ class Family:
             subclasses it and sets `SPEC`.
         generic: True for a family whose check restates the task's outcome (ranked after specific families on ties).
         template: the jinja2 template a spec of the family renders through.
+        teaches: the departures from a source's expected actions (`trace_envs.checks.attribution.KINDS`) that an
+            agent trained on the family's env learns to avoid; the mining report says which kept capability covers
+            each kind of failure the runs show.
     """
 
     name: ClassVar[str]
@@ -135,6 +137,7 @@ class Family:
     env_class: ClassVar[type]
     generic: ClassVar[bool] = False
     template: ClassVar[str] = "env.py.j2"
+    teaches: ClassVar[tuple[str, ...]] = ()
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         """The check a generated env scores episodes with; `$var`s refer to the scenario's bindings."""
@@ -198,6 +201,8 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
     gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
     if gate is None:
         gate = gate_params(index, read, write, key)
+        if gate is None or not policy_mentions(policy, gate):
+            gate = judged_gate(index, read, write, key)
         if gate is None or not policy_mentions(policy, gate):
             return {}, ""
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
-from trace_envs.families import labeling
+from trace_envs.families import departures, labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, policy_mentions
 from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.registry import register_family
@@ -160,6 +160,7 @@ class HandoffToHuman(Family):
     roles = ("read", "handoff", "key")
     params = HandoffParams
     env_class = HandoffEnv
+    teaches = ("missing_handoff", "unwarranted_handoff")
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, handoff, write = roles["key"], roles["read"], roles["handoff"], roles.get("write", "")
@@ -198,11 +199,14 @@ class HandoffToHuman(Family):
         return out
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        return labeling.checked(view, check)
+        """From the run's departures: LACKING on a transfer made or withheld against the expected actions; else the
+        portable check."""
+        tool = args.get("handoff")
+        return (departures.handoff(view, tool) if tool else None) or labeling.checked(view, check)
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         h = roles.get("handoff")
-        return (_handed_off(h), {}) if h else None
+        return (_handed_off(h), {"handoff": h}) if h else None
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
@@ -223,6 +227,7 @@ class HandoffToHuman(Family):
                 f"{h} instead of refusing or ending the conversation; otherwise handle the request.",
                 roles=roles,
                 label_check=_handed_off(h),
+                label_args={"handoff": h},
             ))
         return out
 

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall, Order
-from trace_envs.families import labeling
+from trace_envs.families import departures, labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
 from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.registry import register_family
@@ -155,6 +155,7 @@ class MultiRequestCompletion(Family):
     roles = ("read", "write", "key")
     params = MultiRequestParams
     env_class = MultiRequestEnv
+    teaches = ("missing_write",)
     generic = True
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
@@ -209,7 +210,9 @@ class MultiRequestCompletion(Family):
         return out
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        return labeling.completion(view, args.get("tool"))
+        """From the run's departures where it has expected actions: LACKING only when an expected write was never
+        made (a write made with another argument is another family's failure); else every expected write matched."""
+        return departures.missing(view, args.get("tool")) or labeling.completion(view, args.get("tool"))
 
     def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
                      ) -> tuple[dict[str, Any], str]:

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.checks.run_view import RunView
 from trace_envs.checks.trace import parse_result
+from trace_envs.families import departures
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
@@ -312,6 +313,7 @@ class OptionSelection(Family):
     roles = ("read", "write", "key", "search", "arg")
     params = OptionParams
     env_class = OptionEnv
+    teaches = ("other_option",)
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, write, arg, search = roles["key"], roles["write"], roles["arg"], roles["search"]
@@ -338,10 +340,15 @@ class OptionSelection(Family):
         return out
 
     def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
-        """PRESENT when every option the run's writes took from its searches is one the ground truth's write
-        chose; LACKING when a write took another searched option; NA without ground truth or such a write."""
-        write, arg, field = args["tool"], args["arg"], args["field"]
+        """From the run's departures: LACKING when the write took another option an earlier result listed (any of its
+        arguments: the flight, the payment method); PRESENT when the write matched. Without them: PRESENT when every
+        option the run's writes took from its searches is one the ground truth's write chose, LACKING when a write
+        took another searched option; NA without ground truth or such a write."""
+        write, arg, field = args.get("write") or args["tool"], args["arg"], args["field"]
         searches = set(args.get("searches") or [args["search"]])
+        by_gt = departures.arg_kind(view, None if args.get("any_write") else write, None, ("other_option",))
+        if by_gt is not None:
+            return by_gt
         if view.gt_steps is None:
             return "NA"
         wanted = {v for s in view.gt_steps if s.name == write for v in _leaves(s.arguments.get(arg))}
@@ -394,6 +401,19 @@ class OptionSelection(Family):
                 label_args={"tool": write, "arg": arg, "search": flat[0], "searches": sorted(searches), "field": field},
                 params=params,
                 results={flat[0]: results[flat[0]][:50]},
+            ))
+        if len(out) >= 2:
+            # Picking another listed option (a flight, a payment method, an item) fails on whichever write the task
+            # needs: where several writes take options, one candidate over every write, with the env of the most
+            # linked one.
+            top = out[0]
+            out.append(Proposal(
+                name="pick_listed_options",
+                description="Among the options earlier results list (flights, payment methods, items), pass to every "
+                "write the one that meets the user's constraints and the policy, not the first or any other.",
+                roles=dict(top.roles), label_check=top.label_check,
+                label_args={**top.label_args, "tool": None, "write": top.label_args["tool"], "any_write": True},
+                params=top.params, results=top.results, extra_tools=list(ctx.writes),
             ))
         return out
 

@@ -249,6 +249,7 @@ class UserSideAction(Family):
     roles = ("read", "key", "user_tool", "alt_tool")
     params = UserActionParams
     env_class = UserActionEnv
+    teaches = ("user_action_missing",)
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         p = UserActionParams.model_validate(params)

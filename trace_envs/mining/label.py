@@ -88,10 +88,12 @@ def label_runs(
     *,
     llm_labeler: Callable[[Candidate, Run], str] | None = None,
     progress: Callable[[int], None] | None = None,
+    on_view: Callable[[RunView], None] | None = None,
 ) -> LabelMatrix:
     """Label every (run, candidate) pair; `runs` may be a generator (runs are not kept: constant memory per run).
 
-    A labeler that raises marks that candidate's pair NA and records the first error per candidate.
+    A labeler that raises marks that candidate's pair NA and records the first error per candidate. `on_view` sees
+    each prepared run after it is labelled (the miner's diagnosis reads its attribution there, computed once).
     """
     rows: list[np.ndarray] = []
     run_ids: list[str] = []
@@ -112,6 +114,8 @@ def label_runs(
                 errors.setdefault(cand.name, f"{type(exc).__name__}: {exc}")
                 lab = "NA"
             row[j] = CODES.get(lab, NA)
+        if on_view is not None:
+            on_view(view)
         rows.append(row)
         run_ids.append(run.run_id)
         task_ids.append(run.task_id)

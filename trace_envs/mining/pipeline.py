@@ -14,12 +14,14 @@ tools and policy. `mine_by_domain(runs)` splits runs of several domains and mine
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
+from trace_envs.mining.diagnosis import Diagnosis, DiagnosisCollector, cover, restates_outcome
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.trajectories.results import ResultIndex
@@ -63,6 +65,7 @@ class MineResult:
     usage: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
 
     @property
     def n_runs(self) -> int:
@@ -187,7 +190,8 @@ def mine(
     if not candidates:
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
     kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
-    matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress)
+    collector = DiagnosisCollector()
+    matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector)
     if labeler is not None and any(c.labeler == "llm" for c in candidates):
         items = [
             (j, c, i, r)
@@ -200,9 +204,20 @@ def mine(
             matrix.labels[i, j] = CODES[lab]
         failures += [f"labeling {name}: {err}" for name, err in labeler.failures.items()]
     failures += [f"labeling {name}: {err}" for name, err in matrix.errors.items()]
+    if labeler is not None:
+        usage = llm.usage.as_dict()
+    return _select(candidates, matrix, o, collector.diagnosis, profile=profile, contrast=summary, mode=mode,
+                   usage=usage, warnings=warnings, failures=failures)
+
+
+def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, diagnosis: Diagnosis, **rest: Any
+            ) -> MineResult:
+    """Selection over a labelled matrix, each candidate's summary row, the kept specs with their evidence, and the
+    diagnosis's coverage; `rest` are the MineResult's other fields."""
     problem = contrast_problem(matrix.n_runs, int(matrix.failed.sum()))
     if problem:
         raise ContrastError(problem)
+    warnings = rest.pop("warnings")
     names = [c.name for c in candidates]
     sel = select(matrix.labels, matrix.failed, [(c.spec.family, tuple(c.target_tools())) for c in candidates], names,
                  o)
@@ -213,8 +228,13 @@ def mine(
         col = matrix.labels[:, j]
         lf_ids = [str(x) for x in ids[(col == LACKING) & matrix.failed][: o.examples]]
         pp_ids = [str(x) for x in ids[(col == PRESENT) & ~matrix.failed][: o.examples]]
+        restated = restates_outcome(col, matrix.failed)
         row.update(family=c.spec.family, tools=c.target_tools(), roles=c.spec.roles, description=c.spec.description,
-                   origin=c.origin, labeler=c.labeler, lacking_failed=lf_ids, present_passed=pp_ids)
+                   origin=c.origin, labeler=c.labeler, lacking_failed=lf_ids, present_passed=pp_ids,
+                   restates_outcome=restated, domain=c.spec.domain)
+        if restated:
+            warnings.append(f"{c.name}: its labels restate the source's success criterion (LACKING on failed runs, "
+                            "PRESENT on passed ones, on 95% of the runs it applies to); it names no capability")
     for j in sel.kept:
         c, row = candidates[j], rows[j]
         ev = Evidence(
@@ -223,8 +243,56 @@ def mine(
             source=f"trace-envs mine ({c.origin}; {matrix.n_runs} runs, rho={o.rho}, delta={o.delta}, K={o.k}/N={o.n})",
         )
         caps.append(c.spec.model_copy(update={"evidence": ev}).with_hash())
-    if labeler is not None:
-        usage = llm.usage.as_dict()
-    return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps,
-                      profile=profile, contrast=summary, options=o, mode=mode, usage=usage, warnings=warnings,
-                      failures=failures)
+    cover(diagnosis, [candidates[j] for j in sel.kept], matrix.labels, matrix.run_ids, list(sel.kept))
+    return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps, options=o,
+                      warnings=warnings, diagnosis=diagnosis, **rest)
+
+
+def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, overrides: Any = None,
+                progress: Callable[[int], None] | None = None) -> MineResult:
+    """One contrast over several domains' runs, as the paper pools tau2-bench's airline and retail tasks: each domain
+    proposes its candidates from its own tools and policy and labels its own runs (a candidate is NA on another
+    domain's runs), and Cov, Delta and the bootstrap are computed over all the runs together. Candidate names that two
+    domains share get the domain as a suffix. Offline proposer only; ContrastError without both outcomes."""
+    from trace_envs.trajectories.profile import split_by_domain
+
+    o = options or MineOptions()
+    problem = contrast_problem(len(runs), sum(not r.success for r in runs))
+    if problem:
+        raise ContrastError(problem)
+    groups = split_by_domain(runs)
+    per_domain: list[tuple[list[Run], list[Candidate], dict[str, str]]] = []
+    warnings: list[str] = []
+    for name, group in groups.items():
+        profile = _profile(group, overrides)
+        skipped: list[str] = []
+        cands = propose_offline(profile, group, min_calls=o.min_calls, skipped=skipped)
+        warnings += [f"{name}: not proposed: {line}" for line in skipped]
+        per_domain.append((group, cands, dict(profile.kinds)))
+    seen = Counter(c.name for _, cands, _ in per_domain for c in cands)
+    candidates: list[Candidate] = []
+    for _, cands, _ in per_domain:
+        for c in cands:
+            if seen[c.name] > 1:
+                c.spec = c.spec.model_copy(update={"name": f"{c.name[: 62 - len(c.spec.domain)]}_{c.spec.domain}"})
+            candidates.append(c)
+    if not candidates:
+        raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
+    collector = DiagnosisCollector()
+    blocks, run_ids, task_ids, failed, errors = [], [], [], [], {}
+    offset = 0
+    for group, cands, kinds in per_domain:
+        m = label_runs(group, cands, kinds, progress=progress, on_view=collector)
+        block = np.zeros((m.n_runs, len(candidates)), dtype=np.int8)
+        block[:, offset: offset + len(cands)] = m.labels
+        offset += len(cands)
+        blocks.append(block)
+        run_ids += m.run_ids
+        task_ids += m.task_ids
+        failed.append(m.failed)
+        errors.update(m.errors)
+    matrix = LabelMatrix(labels=np.vstack(blocks), run_ids=run_ids, task_ids=task_ids, failed=np.concatenate(failed),
+                         errors=errors)
+    return _select(candidates, matrix, o, collector.diagnosis, profile=None, contrast=contrast_summary(
+        group_runs(runs)), mode=f"offline, pooled over {len(groups)} domains ({', '.join(groups)})", usage=None,
+        warnings=warnings, failures=[f"labeling {n}: {e}" for n, e in errors.items()])

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
+from trace_envs.checks.attribution import attribute
 from trace_envs.families import Proposal, ProposalContext, all_families, get_family
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
@@ -156,10 +157,18 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: P
         writes = [n for n, t in profile.tools.items() if t.kind == "write"]
     handoffs = [n for n, t in profile.tools.items() if t.kind != "read" and HANDOFF_PATTERN.search(n)]
     return ProposalContext(
-        profile=profile, index=ResultIndex(runs, kinds), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
+        profile=profile, index=ResultIndex(runs, kinds, verdicts=_verdicts(kinds)), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],
         handoffs=handoffs, rules=rules, runs=runs,
     )
+
+
+def _verdicts(kinds: dict[str, str]):
+    """Which writes of a run its expected actions make and which they do not (see `trace_envs.checks.attribution`)."""
+    def verdicts(run: Run) -> dict[int, bool]:
+        a = attribute(run, kinds)
+        return a.verdicts() if a is not None else {}
+    return verdicts
 
 
 def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, max_candidates: int | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ def candidates_doc(result: MineResult) -> dict[str, Any]:
         "warnings": result.warnings,
         "failures": result.failures,
         "candidates": result.rows,
+        "attribution": result.diagnosis.as_dict(),
     }
 
 
@@ -49,6 +51,7 @@ def render_markdown(result: MineResult, png_note: str | None = None) -> str:
         cost = "unknown" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}"
         lines.append(f"- LLM: {u['requests']} requests, {u['cache_hits']} cache hits, {u['input_tokens']} input / "
                      f"{u['output_tokens']} output tokens, cost {cost}")
+    lines += diagnosis_markdown(result)
     lines += ["", "## Capabilities the agent lacks", ""]
     if not result.capabilities:
         lines.append("None passed the thresholds.")
@@ -70,8 +73,9 @@ def render_markdown(result: MineResult, png_note: str | None = None) -> str:
     lines += ["## All candidates", "", "| candidate | family | Cov | Delta | ER- | ER+ | passes | status |",
               "|---|---|---|---|---|---|---|---|"]
     for r in sorted(result.rows, key=lambda r: (not r["kept"], -r["delta"])):
+        status = r["status"] + ("; restates the outcome" if r.get("restates_outcome") else "")
         lines.append(f"| {r['name']} | {r['family']} | {r['cov']:.2f} | {r['delta']:.2f} | {r['er_minus']:.2f} | "
-                     f"{r['er_plus']:.2f} | {r['passes']}/{r['resamples']} | {r['status']} |")
+                     f"{r['er_plus']:.2f} | {r['passes']}/{r['resamples']} | {status} |")
     if result.warnings or result.failures:
         lines += ["", "## Warnings and failures", ""] + [f"- {w}" for w in result.warnings + result.failures]
     if png_note:
@@ -79,6 +83,48 @@ def render_markdown(result: MineResult, png_note: str | None = None) -> str:
     else:
         lines += ["", "![Cov and Delta per candidate](report.png)"]
     return "\n".join(lines) + "\n"
+
+
+def diagnosis_markdown(result: MineResult, runs: int = 12) -> list[str]:
+    """The report's "why the failed runs failed" section: the departure table, what the agent did instead of a
+    missing write, and the first failed runs' departures with the two calls side by side."""
+    d = result.diagnosis
+    if not d.runs_with_gt:
+        return ["", "## Why the failed runs failed", "",
+                "The runs carry no expected actions, so failures are not attributed; each family labels from its "
+                "own predicates."]
+    lines = ["", "## Why the failed runs failed", "",
+             f"{d.failed_with_gt} failed runs carry expected actions; a run can depart from them in several ways. "
+             "Kinds marked **major** (share >= 0.15, at least 5 runs) should each be covered by a kept capability "
+             "whose family teaches it.", "",
+             "| departure | runs | share | tools | covered by |", "|---|---|---|---|---|"]
+    for row in d.table():
+        tools = ", ".join(f"{t} {n}" for t, n in list(row["tools"].items())[:4]) or "-"
+        covered = ", ".join(f"`{n}`" for n in row["covered_by"]) or ("**none**" if row["major"] else "-")
+        name = f"**{row['text']}**" if row["major"] else row["text"]
+        lines.append(f"| {name} | {row['runs']} | {row['share']:.2f} | {tools} | {covered} |")
+    if d.instead:
+        lines += ["", "Instead of a missing write the agent: " + ", ".join(
+            f"{k.replace('_', ' ')} {n}" for k, n in d.instead.most_common()) + "."]
+    shown = [a for a in d.failed.values() if a.departures][:runs]
+    if shown:
+        lines += ["", f"### The first {len(shown)} failed runs (`trace-envs diagnose RUNS --run ID` for any run)", ""]
+        for a in shown:
+            counted = Counter(departure_line(dep) for dep in a.departures)
+            lines.append(f"- `{a.run_id}`: " + "; ".join(
+                line + (f" (x{n})" if n > 1 else "") for line, n in counted.items()))
+    return lines
+
+
+def departure_line(dep: Any) -> str:
+    """One departure in a line: its kind, the tool and argument, and what differs (or what the agent did instead)."""
+    where = dep.tool + (f".{dep.arg}" if dep.arg else "") if dep.tool else ""
+    head = f"{dep.kind}" + (f" {where}" if where else "")
+    if dep.arg:
+        return f"{head}: {dep.evidence}"
+    if dep.instead:
+        return f"{head} (instead: {dep.instead.replace('_', ' ')})"
+    return head
 
 
 def render_png(result: MineResult) -> bytes | None:

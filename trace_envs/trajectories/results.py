@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from trace_envs.trajectories.models import Run
 
@@ -41,8 +41,14 @@ def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
 class ResultIndex:
     """For each read tool and key argument, the flattened results the agent saw, in order, per run."""
 
-    def __init__(self, runs: Iterable[Run], kinds: dict[str, str]):
+    def __init__(self, runs: Iterable[Run], kinds: dict[str, str],
+                 verdicts: Callable[[Run], dict[int, bool]] | None = None):
+        """`verdicts(run)`, when given, says of the run's calls (by position in `run.tool_calls`) which writes the
+        source's expected actions make (True) and which they do not (False): `judged` then keeps the records read
+        before each, so that a gate is learned from failed runs too (the values present when a write was wrong)."""
         self.kinds = kinds
+        self.judged: dict[tuple[str, str, str], dict[str, dict[Any, list[int]]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
         self.fields: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.before_write: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.arg_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
@@ -56,8 +62,13 @@ class ResultIndex:
                         self.openings[name].append((run.first_user_message(), args))
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
-            for call in run.agent_calls:
+            judged = verdicts(run) if verdicts is not None else {}
+            for pos, call in enumerate(run.tool_calls):
+                if call.requestor != "agent":
+                    continue
                 kind = kinds.get(call.name)
+                if pos in judged:
+                    self._judge(call, judged[pos], last)
                 if kind == "read" and call.result and not call.error:
                     flat = _flat_result(call.result)
                     if not flat:
@@ -85,6 +96,15 @@ class ResultIndex:
                             for path, field_value in flat.items():
                                 if field_value == value and run.success:
                                     self.arg_sources[(read, call.name, arg)][path] += 1
+
+    def _judge(self, call: Any, warranted: bool, last: dict[tuple[str, str], dict[str, Any]]) -> None:
+        for arg, value in call.arguments.items():
+            if not isinstance(value, str):
+                continue
+            for (read, key_value), flat in last.items():
+                if key_value == value:
+                    for path, field_value in flat.items():
+                        self.judged[(read, call.name, arg)][path][_hashable(field_value)][0 if warranted else 1] += 1
 
     def enum_fields(self, read: str) -> dict[str, Counter]:
         """String fields of `read`'s results with a few recurring values (a cabin class, a status, a yes/no)."""
@@ -139,6 +159,32 @@ def gate_params(index: ResultIndex, read: str, action: str, key: str, min_suppor
         if best is None or score > best[0]:
             best = (score, path, allowed, blocked)
     if best is None:
+        return None
+    return {"field": best[1], "allowed": best[2], "blocked": best[3]}
+
+
+def judged_gate(index: ResultIndex, read: str, action: str, key: str, min_each: int = 2) -> dict[str, Any] | None:
+    """The enum field of `read`'s records that best separates the records read before writes the expected actions
+    make (`allowed` values) from those read before writes they do not make (`blocked`): each side seen at least
+    `min_each` times, the purest split first. None without such verdicts (see `ResultIndex`)."""
+    seen = index.judged.get((read, action, key), {})
+    best: tuple[float, str, list[str], list[str]] | None = None
+    for path in sorted(index.enum_fields(read)):
+        counts = seen.get(path, {})
+        good = sum(a for a, _ in counts.values())
+        bad = sum(b for _, b in counts.values())
+        if good < min_each or bad < min_each:
+            continue
+        allowed = sorted(str(v) for v, (a, b) in counts.items() if a / good >= b / bad)
+        blocked = sorted(str(v) for v, (a, b) in counts.items() if a / good < b / bad)
+        if not allowed or not blocked:
+            continue
+        right = sum(a for v, (a, _) in counts.items() if str(v) in allowed) + sum(
+            b for v, (_, b) in counts.items() if str(v) in blocked)
+        score = right / (good + bad)
+        if best is None or score > best[0]:
+            best = (score, path, allowed, blocked)
+    if best is None or best[0] < 0.75:
         return None
     return {"field": best[1], "allowed": best[2], "blocked": best[3]}
 
