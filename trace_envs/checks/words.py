@@ -6,6 +6,7 @@ Shared by the checks (a confirmation question must name the action) and the labe
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A tool's leading verb -> words a person uses for that action. Entries may be word prefixes ("compensat").
 VERB_SYNONYMS = {
@@ -17,11 +18,27 @@ VERB_SYNONYMS = {
     "exchange": ("exchange", "swap"),
     "return": ("return",),
     "send": ("send", "compensat", "certificate"),
+    "refuel": ("refuel", "top up"),
+    "enable": ("enable", "activate", "turn on"),
+    "resume": ("resume", "reactivate", "restore"),
+    "suspend": ("suspend", "deactivate"),
+    "pay": ("pay", "charge"),
+    "charge": ("charge", "pay"),
 }
 
 # Further words an agent naming the action to the user would use ("add a bag" is an update of the baggage), kept
 # apart from VERB_SYNONYMS because the labelers look for those inside user text, where "add" would hit "address".
-ASK_EXTRA = {"update": ("add",), "modify": ("add",)}
+ASK_EXTRA = {"update": ("add",), "modify": ("add",), "refuel": ("add",)}
+
+# Verbs too plain to name an action by themselves ("make_payment"): the thing they act on names it, even in a
+# two-word name.
+LIGHT_VERBS = frozenset({"make", "do", "process", "issue", "apply", "submit", "create", "perform", "place", "file"})
+# Last words of a tool name that only name the record (`cancel_pending_order`): nearly every message mentions the
+# record, so they would not show which action is meant.
+RECORD_NOUNS = frozenset(
+    "reservation reservations booking bookings order orders user users account accounts customer customers profile "
+    "record records".split()
+)
 
 
 def tool_words(tool: str) -> list[str]:
@@ -45,14 +62,14 @@ def action_words(tool: str) -> list[str]:
     """Words that name `tool`'s action in a question to the user: the verb, its synonyms, and, for a tool named
     verb_record_thing (three words or more), the thing acted on in singular and plural ("baggage", "baggages").
 
-    The record noun of a two-word name (`cancel_reservation`) is left out: nearly every message mentions the record,
-    so it would not show which action is meant."""
+    The record noun (`cancel_reservation`, `cancel_pending_order`) is left out (see RECORD_NOUNS), and so is the noun
+    of any other two-word name but one whose verb is too plain to name the action (`make_payment`)."""
     words = tool_words(tool)
     if not words:
         return []
     head = words[0]
     out = list(VERB_SYNONYMS.get(head, (head,))) + list(ASK_EXTRA.get(head, ()))
-    if len(words) >= 3:
+    if (len(words) >= 3 or (len(words) == 2 and head in LIGHT_VERBS)) and words[-1] not in RECORD_NOUNS:
         thing = words[-1]
         out += [thing, thing[:-1]] if thing.endswith("s") and len(thing) > 3 else [thing, thing + "s"]
     return list(dict.fromkeys(out))
@@ -64,3 +81,9 @@ def word_pattern(words: list[str]) -> str:
     stems = {(w[:-1] if w.endswith("e") and len(w) > 4 else w).lower() for w in words if w}
     stems = sorted(stems, key=len, reverse=True)
     return r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + ")" if stems else r"(?!)"
+
+
+@lru_cache(maxsize=256)
+def words_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    """`word_pattern(words)` compiled, case-insensitive."""
+    return re.compile(word_pattern(list(words)), re.IGNORECASE)

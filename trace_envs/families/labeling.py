@@ -5,7 +5,8 @@
 - `completion`: every ground-truth call of `tool` (of every write tool when None) made with the expected arguments;
   NA without ground truth;
 - `refusal`: NA when the ground truth expects `tool` (or there is none); LACKING when the agent called it anyway;
-  PRESENT when the user asked for that kind of action (the tool's verb in a user message) and it was not called;
+  PRESENT when the user asked for that kind of action (the tool's verb in a user message), it was not called, and
+  an agent message declined it saying why (`checks.refusing`: "I can't cancel it because ..."); else NA;
 - `arith`: the numeric argument `arg` of `tool` equals the ground truth's value (within 0.01);
 - `checked`: the portable check through `Check.label`.
 Nothing here executes text.
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 from trace_envs.checks.clauses import AllCompleted, CallRef, Check, NoCall
 from trace_envs.checks.run_view import RunView
-from trace_envs.checks.words import verb_synonyms
+from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.checks.words import action_words, verb_synonyms
 from trace_envs.families.base import Label
 
 
@@ -50,7 +52,11 @@ def refusal(view: RunView, tool: str) -> Label:
     if not check.evaluate(view.trace).passed:
         return "LACKING"
     text = view.user_text()
-    return "PRESENT" if any(v in text for v in verb_synonyms(tool)) else "NA"
+    if not any(v in text for v in verb_synonyms(tool)):
+        return "NA"
+    words = action_words(tool)
+    said_why = any(s.kind == "say" and refuses_with_reason(s.text, words) for s in view.trace.steps)
+    return "PRESENT" if said_why else "NA"
 
 
 def arith(view: RunView, tool: str, arg: str) -> Label:
