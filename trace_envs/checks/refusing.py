@@ -3,7 +3,7 @@
 A message refuses with its reason when one of its sentences
 
 - declines: "I can't / cannot / am unable to / am not able to", "... is not possible / not eligible / not allowed",
-  "our policy does not allow", "cannot be modified" (the agent's or the rule's "no", not the user's: "you're unable
+  "our policy does not allow", "cannot be modified", "there are no further options" (the agent's or the rule's "no", not the user's: "you're unable
   to send MMS" or "if you can't find it" decline nothing; nor does a failed lookup: "I was unable to locate the order",
   "I couldn't find an account"); and
 - gives a reason, in that sentence or the one before: a reason clause ("because", "since", "due to", "as it ...",
@@ -11,7 +11,8 @@ A message refuses with its reason when one of its sentences
   "for your security"), or a rule stated of a kind of thing ("basic economy flights cannot be modified", where a
   pronoun subject, "it cannot be modified", states no rule).
 
-A tool failure is not a refusal: "I was unable to process the return because of a technical issue". With `words`
+A tool failure is not a refusal ("I was unable to process the return because of a technical issue"), nor is a missing
+precondition ("without the reservation ids I cannot start the cancellation" waits for the ids). With `words`
 (the action words of a write, see `checks.words`), the declining sentence or the one before must name the action.
 The regexes are fixed literals (Python's `re`; no pattern from a spec reaches them).
 """
@@ -20,13 +21,14 @@ from __future__ import annotations
 
 import re
 
+from trace_envs.checks.text import sentences as split_sentences
 from trace_envs.checks.words import words_regex
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _DECLINE = re.compile(
     r"\b(can't|cannot|can not|unable to|not able to|won't be able to|will not be able to|not in a position to|"
     r"(not|isn't|aren't) (possible|eligible|allowed|permitted)|ineligible|non-refundable|not refundable|"
-    r"(does|do)(n't| not) (allow|permit|support)|must decline|no longer (possible|allowed))\b"
+    r"(does|do)(n't| not) (allow|permit|support)|must decline|no longer (possible|allowed)|"
+    r"there (is|are) no (further |other )?(options?|way)|nothing (more|else) (i|we) can do)\b"
 )
 # A decline that is the user's, or hypothetical: "you're unable to", "if you can't".
 _NOT_THE_AGENT = re.compile(r"\b(you|you're|you are|if|when|whether|once)\W+(still\W+|also\W+)?$")
@@ -48,7 +50,7 @@ def refuses_with_reason(text: str | None, words: list[str] | None = None) -> boo
     """Whether an agent message declines a request and says why (see the module doc)."""
     if not text:
         return False
-    sentences = [s for s in _SENTENCE_END.split(_plain(text)) if s.strip()]
+    sentences = split_sentences(_plain(text))
     named = words_regex(tuple(words)) if words else None
     for i, sentence in enumerate(sentences):
         if not _declines(sentence) or _FAILURE.search(sentence):

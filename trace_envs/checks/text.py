@@ -69,6 +69,24 @@ def mention_spans(value: Any, text: str) -> list[Span]:
     return spans
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_LIST_MARKER = re.compile(r"\s*(\d+|[a-z])[.)]\s*")
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences: after ".", "!" or "?" and a space, and at every line break (bulleted summaries); a
+    list item's marker ("1.") stays with its item."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if not piece.strip():
+            continue
+        if out and _LIST_MARKER.fullmatch(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
 def as_number(value: Any) -> float | None:
     """A number from a number or a numeric string ("$1,234.50" -> 1234.5); None otherwise (bools are not numbers)."""
     if isinstance(value, bool):

@@ -29,6 +29,9 @@ VERB_SYNONYMS = {
 # Further words an agent naming the action to the user would use ("add a bag" is an update of the baggage), kept
 # apart from VERB_SYNONYMS because the labelers look for those inside user text, where "add" would hit "address".
 ASK_EXTRA = {"update": ("add",), "modify": ("add",), "refuel": ("add",)}
+# Words for changing the thing acted on ("upgrade" a reservation's flights to business, "swap" an order's items).
+THING_EXTRA = {"flights": ("upgrade", "downgrade", "switch"), "items": ("swap", "switch", "replace"),
+               "payment": ("pay", "charge")}
 
 # Verbs too plain to name an action by themselves ("make_payment"): the thing they act on names it, even in a
 # two-word name.
@@ -63,22 +66,26 @@ def action_words(tool: str) -> list[str]:
     verb_record_thing (three words or more), the thing acted on in singular and plural ("baggage", "baggages").
 
     The record noun (`cancel_reservation`, `cancel_pending_order`) is left out (see RECORD_NOUNS), and so is the noun
-    of any other two-word name but one whose verb is too plain to name the action (`make_payment`)."""
+    of any other two-word name but one whose verb is too plain to name the action (`make_payment` -> payment, pay,
+    charge; the verb "make" itself names nothing)."""
     words = tool_words(tool)
     if not words:
         return []
-    head = words[0]
-    out = list(VERB_SYNONYMS.get(head, (head,))) + list(ASK_EXTRA.get(head, ()))
-    if (len(words) >= 3 or (len(words) == 2 and head in LIGHT_VERBS)) and words[-1] not in RECORD_NOUNS:
-        thing = words[-1]
+    head, thing = words[0], words[-1]
+    has_thing = thing not in RECORD_NOUNS and (len(words) >= 3 or (len(words) == 2 and head in LIGHT_VERBS))
+    out = [] if head in LIGHT_VERBS and has_thing else list(VERB_SYNONYMS.get(head, (head,)))
+    out += ASK_EXTRA.get(head, ())
+    if has_thing:
         out += [thing, thing[:-1]] if thing.endswith("s") and len(thing) > 3 else [thing, thing + "s"]
+        out += THING_EXTRA.get(thing, ())
     return list(dict.fromkeys(out))
 
 
 def word_pattern(words: list[str]) -> str:
     """A regex (for `re`, built from escaped literals) matching any of `words` at the start of a word, so "cancel"
-    also finds "cancelling" and "cancellation"; a trailing "e" is optional so "update" finds "updating"."""
-    stems = {(w[:-1] if w.endswith("e") and len(w) > 4 else w).lower() for w in words if w}
+    also finds "cancelling" and "cancellation"; a trailing "e" or "y" is optional so "update" finds "updating" and
+    "modify" finds "modified"."""
+    stems = {(w[:-1] if w[-1:] in ("e", "y") and len(w) > 4 else w).lower() for w in words if w}
     stems = sorted(stems, key=len, reverse=True)
     return r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + ")" if stems else r"(?!)"
 
