@@ -248,3 +248,7 @@ def test_the_miner_labels_a_refusal_from_words_without_ground_truth():
                                 "cancel_reservation")
 
     assert label("18/2") == "PRESENT" and label("12/1") == "NA"
+
+
+if __name__ == "__main__":  # the table alone: python tests/test_labeler_agreement.py
+    print(format_table(agreement_table(load_rows())))

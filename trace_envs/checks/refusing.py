@@ -3,9 +3,9 @@
 A message refuses with its reason when one of its sentences
 
 - declines: "I can't / cannot / am unable to / am not able to", "... is not possible / not eligible / not allowed",
-  "our policy does not allow", "cannot be modified", "there are no further options" (the agent's or the rule's "no", not the user's: "you're unable
-  to send MMS" or "if you can't find it" decline nothing; nor does a failed lookup: "I was unable to locate the order",
-  "I couldn't find an account"); and
+  "our policy does not allow", "cannot be modified", "there are no further options" (the agent's or the rule's "no",
+  not the user's: "you're unable to send MMS" or "if you can't find it" decline nothing; nor does a failed lookup:
+  "I was unable to locate the order", "I couldn't find an account"); and
 - gives a reason, in that sentence or the one before: a reason clause ("because", "since", "due to", "as it ...",
   "..., so it can't"), the policy or a rule ("according to our policy", "under our policy", "can only", "unless",
   "for your security"), or a rule stated of a kind of thing ("basic economy flights cannot be modified", where a
