@@ -357,7 +357,7 @@ class Communicated(_Clause):
         for m in messages:
             if not text_mentions(value, m.text):
                 continue
-            flaw = m.flaw(1 if self.mode == "any" else len(self.values))  # `any`: spellings of one value
+            flaw = m.flaw(1 if self.mode == "any" else len(self.values), value)  # `any`: spellings of one value
             if flaw is None and in_a_sentence(value, m.text):
                 return None
             if flaw is not None and not flawed:

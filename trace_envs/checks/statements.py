@@ -8,6 +8,11 @@ reading every record and pasting it back, or listing every number, earns nothing
 - lists many candidates: states more than `max(4, 2 × values asked for)` distinct scalar values taken from earlier
   successful tool results that the user had not said first (ids, names, enum values, numbers; booleans and strings
   under 2 characters are skipped), or more than 12 distinct numbers of any origin.
+
+And a value is not told by a message that lists it among its alternatives: at least `max(3, values asked for + 2)`
+distinct values of one field of the tool results ("I see three reservations: DF89BM, COVE6R and IIHXDG. Which one
+...?" tells none of them). A field is a path of keys in a result, list positions and id-like keys left out, so every
+flight's `prices.economy` is one field.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from trace_envs.checks.refs import show_value
 from trace_envs.checks.text import as_number, count_words, mention_spans, number_tokens, scalar_leaves, text_mentions
 from trace_envs.checks.trace import ActionTrace, parse_result
 
@@ -25,6 +31,7 @@ PASTE_RUN = 60
 MAX_NUMBERS = 12
 MIN_CANDIDATES = 4
 CANDIDATES_PER_VALUE = 2
+MIN_ALTERNATIVES = 3
 SENTENCE_WORDS = 3
 MAX_OCCURRENCES = 100
 
@@ -36,7 +43,8 @@ class MessageAudit(BaseModel):
 
     `number` counts agent messages from 1; `step` is its index in the trace; `paste` says why it is a paste (None
     when it is not); `numbers` counts its distinct numbers; `candidates` its distinct values from earlier tool results
-    that the user had not said first."""
+    that the user had not said first; `alternatives` maps each of those values (as `value_key`) to the most values of
+    one of its fields the message states, and the field."""
 
     step: int
     number: int
@@ -44,9 +52,11 @@ class MessageAudit(BaseModel):
     paste: str | None = None
     numbers: int = 0
     candidates: int = 0
+    alternatives: dict[str, tuple[int, str]] = {}
 
-    def flaw(self, n_values: int) -> str | None:
-        """Why the message communicates nothing when `n_values` values are asked for, or None when it may."""
+    def flaw(self, n_values: int, value: Any = None) -> str | None:
+        """Why the message communicates nothing when `n_values` values are asked for, or None when it may; with
+        `value`, also why it does not tell that value (it lists it among its alternatives)."""
         if self.paste:
             return self.paste
         if self.numbers > MAX_NUMBERS:
@@ -54,6 +64,12 @@ class MessageAudit(BaseModel):
         budget = candidate_budget(n_values)
         if self.candidates > budget:
             return f"lists {self.candidates} values from tool results (at most {budget})"
+        if value is not None:
+            most = max(MIN_ALTERNATIVES, n_values + 2)
+            for leaf in scalar_leaves(value) if isinstance(value, (dict, list)) else [value]:
+                count, field = self.alternatives.get(value_key(leaf), (0, ""))
+                if count >= most:
+                    return f"lists {count} values of {field}, {show_value(leaf)} among them"
         return None
 
 
@@ -73,15 +89,17 @@ def audit_messages(trace: ActionTrace) -> list[MessageAudit]:
     out: list[MessageAudit] = []
     sources: list[str] = []
     candidates: dict[Any, Any] = {}  # normalised key -> the value as the tool returned it
+    fields: dict[Any, set[str]] = {}  # normalised key -> the fields it was found at
     user_said: list[str] = []
     for i, step in enumerate(trace.steps):
         if step.kind == "call":
             if step.result is not None:
                 sources.append(result_text(step.result))
             if not step.error:  # an env's read returns the record as JSON text: its values are the leaves
-                for leaf in scalar_leaves(parse_result(step.result)):
+                for field, leaf in _fields_and_leaves(parse_result(step.result)):
                     if not (isinstance(leaf, str) and len(leaf.strip()) < 2):
-                        candidates.setdefault(_key(leaf), leaf)
+                        candidates.setdefault(value_key(leaf), leaf)
+                        fields.setdefault(value_key(leaf), set()).add(field)
         elif step.kind == "user" and step.text:
             user_said.append(step.text)
         elif step.kind == "say":
@@ -91,9 +109,9 @@ def audit_messages(trace: ActionTrace) -> list[MessageAudit]:
             audit.numbers = _distinct_numbers(text)
             if audit.paste is None and audit.numbers <= MAX_NUMBERS and text:
                 heard = "\n".join(user_said)
-                audit.candidates = sum(
-                    1 for leaf in candidates.values() if text_mentions(leaf, text) and not text_mentions(leaf, heard)
-                )
+                stated = [k for k, leaf in candidates.items() if text_mentions(leaf, text) and not text_mentions(leaf, heard)]
+                audit.candidates = len(stated)
+                audit.alternatives = _alternatives(stated, fields)
             out.append(audit)
     return out
 
@@ -114,9 +132,40 @@ def result_text(result: Any) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
-def _key(leaf: Any) -> Any:
+def value_key(leaf: Any) -> str:
+    """A scalar's key for telling values apart: numbers by value, strings case-insensitively."""
     number = as_number(leaf) if not isinstance(leaf, str) else None
-    return ("n", round(number, 6)) if number is not None else ("s", str(leaf).strip().lower())
+    return f"n:{round(number, 6)}" if number is not None else f"s:{str(leaf).strip().lower()}"
+
+
+_ID_LIKE = re.compile(r"\d")
+
+
+def _fields_and_leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(field, leaf) for every scalar leaf: the field is the path of keys, list positions and keys holding a digit
+    (ids: `variants.8069050545.price`) left out, so the alternatives of one field share it."""
+    if isinstance(value, dict):
+        return [x for k, v in value.items()
+                for x in _fields_and_leaves(v, path if _ID_LIKE.search(str(k)) else f"{path}.{k}" if path else str(k))]
+    if isinstance(value, list):
+        return [x for v in value for x in _fields_and_leaves(v, path)]
+    if value is None or isinstance(value, bool):
+        return []
+    return [(path or "(result)", value)]
+
+
+def _alternatives(stated: list[str], fields: dict[str, set[str]]) -> dict[str, tuple[int, str]]:
+    """For each stated value, the most stated values one of its fields holds, and that field."""
+    per_field: dict[str, int] = {}
+    for k in stated:
+        for field in fields.get(k, ()):
+            per_field[field] = per_field.get(field, 0) + 1
+    out = {}
+    for k in stated:
+        best = max(((per_field[f], f) for f in fields.get(k, ())), default=(0, ""))
+        if best[0] >= MIN_ALTERNATIVES:
+            out[k] = best
+    return out
 
 
 def _paste(text: str, sources: list[str]) -> str | None:

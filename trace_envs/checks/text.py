@@ -2,9 +2,10 @@
 
 A value is found in its natural forms, case-insensitively and as whole words:
 
-- strings: underscores and hyphens read as spaces (`basic_economy` ~ "basic economy", "Basic-Economy");
+- strings: underscores and hyphens read as spaces (`basic_economy` ~ "basic economy", "Basic-Economy"); British and
+  American spellings of a doubled l agree (`cancelled` ~ "canceled", "travelling" ~ "traveling");
 - numbers (and strings that look like one): a number token in any common format ("$1,234.50", "1234.5", "1,234"),
-  never digits inside an id such as "JG7FMM";
+  also with a unit written on ("15GB", "2.5kg", "20%"), never digits inside an id such as "JG7FMM" or "2FBBAH";
 - ISO dates (`2024-05-15`, or the date part of `2024-05-15T08:28:51`): "2024-05-15", "May 15, 2024", "May 15th, 2024",
   "15 May 2024", "05/15/2024", "2024/05/15", "May 15", "15 May" (month names full or abbreviated; a day and month
   followed by another year do not count);
@@ -22,7 +23,10 @@ from typing import Any
 
 Span = tuple[int, int]
 
-_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
+# A unit written on to a number ("15GB") is no part of an id when nothing word-like follows it.
+_UNITS = r"(?:[kmgt]b|ghz|mhz|mah|mm|cm|km|ml|kg|lbs?|oz|mi|hrs?|mins?|%)"
+_NUMBER = re.compile(rf"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?:{_UNITS}(?![\w%]))?(?![\w%]|\.\d)", re.IGNORECASE)
+_UNIT_TAIL = re.compile(rf"{_UNITS}$", re.IGNORECASE)
 _NUMERIC = re.compile(r"\s*-?\$?\d[\d,]*(?:\.\d+)?\s*")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _SEPARATORS = re.compile(r"[\s_\-]+")
@@ -58,11 +62,29 @@ def mention_spans(value: Any, text: str) -> list[Span]:
     if number is not None:
         return [(s, e) for s, e, got in number_tokens(text) if abs(got - number) <= NUMBER_TOLERANCE]
     needle = str(value).strip()
-    spans = _phrase_spans(needle, text)
+    spans = [span for form in _spellings(needle) for span in _phrase_spans(form, text)]
     date = iso_date(needle)
     if date is not None:
         spans += [m.span() for m in _date_pattern(date).finditer(text)]
     return spans
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_LIST_MARKER = re.compile(r"\s*(\d+|[a-z])[.)]\s*")
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences: after ".", "!" or "?" and a space, and at every line break (bulleted summaries); a
+    list item's marker ("1.") stays with its item."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if not piece.strip():
+            continue
+        if out and _LIST_MARKER.fullmatch(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def as_number(value: Any) -> float | None:
@@ -84,7 +106,7 @@ def number_tokens(text: str) -> tuple[tuple[int, int, float], ...]:
     """Every number standing on its own in `text`: (start, end, value)."""
     out = []
     for m in _NUMBER.finditer(text):
-        got = as_number(m.group())
+        got = as_number(_UNIT_TAIL.sub("", m.group()))
         if got is not None:
             out.append((m.start(), m.end(), got))
     return tuple(out)
@@ -123,6 +145,16 @@ def iso_date(text: str) -> dt.date | None:
         return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError:
         return None
+
+
+_DOUBLED_L = re.compile(r"(?<=\w{3}[aeiou])(ll|l)(?=(ed|ing|er|ation)\b)", re.IGNORECASE)
+
+
+def _spellings(needle: str) -> list[str]:
+    """`needle` and, when a word of two syllables or more doubles an l before -ed/-ing/-er ("cancelled", not
+    "filled"), the other spelling."""
+    other = _DOUBLED_L.sub(lambda m: "l" if len(m.group(1)) == 2 else "ll", needle)
+    return [needle] if other == needle else [needle, other]
 
 
 def _phrase_spans(needle: str, text: str) -> list[Span]:

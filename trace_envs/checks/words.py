@@ -6,6 +6,7 @@ Shared by the checks (a confirmation question must name the action) and the labe
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A tool's leading verb -> words a person uses for that action. Entries may be word prefixes ("compensat").
 VERB_SYNONYMS = {
@@ -17,11 +18,30 @@ VERB_SYNONYMS = {
     "exchange": ("exchange", "swap"),
     "return": ("return",),
     "send": ("send", "compensat", "certificate"),
+    "refuel": ("refuel", "top up"),
+    "enable": ("enable", "activate", "turn on"),
+    "resume": ("resume", "reactivate", "restore"),
+    "suspend": ("suspend", "deactivate"),
+    "pay": ("pay", "charge"),
+    "charge": ("charge", "pay"),
 }
 
 # Further words an agent naming the action to the user would use ("add a bag" is an update of the baggage), kept
 # apart from VERB_SYNONYMS because the labelers look for those inside user text, where "add" would hit "address".
-ASK_EXTRA = {"update": ("add",), "modify": ("add",)}
+ASK_EXTRA = {"update": ("add",), "modify": ("add",), "refuel": ("add",)}
+# Words for changing the thing acted on ("upgrade" a reservation's flights to business, "swap" an order's items).
+THING_EXTRA = {"flights": ("upgrade", "downgrade", "switch"), "items": ("swap", "switch", "replace"),
+               "payment": ("pay", "charge")}
+
+# Verbs too plain to name an action by themselves ("make_payment"): the thing they act on names it, even in a
+# two-word name.
+LIGHT_VERBS = frozenset({"make", "do", "process", "issue", "apply", "submit", "create", "perform", "place", "file"})
+# Last words of a tool name that only name the record (`cancel_pending_order`): nearly every message mentions the
+# record, so they would not show which action is meant.
+RECORD_NOUNS = frozenset(
+    "reservation reservations booking bookings order orders user users account accounts customer customers profile "
+    "record records".split()
+)
 
 
 def tool_words(tool: str) -> list[str]:
@@ -45,22 +65,32 @@ def action_words(tool: str) -> list[str]:
     """Words that name `tool`'s action in a question to the user: the verb, its synonyms, and, for a tool named
     verb_record_thing (three words or more), the thing acted on in singular and plural ("baggage", "baggages").
 
-    The record noun of a two-word name (`cancel_reservation`) is left out: nearly every message mentions the record,
-    so it would not show which action is meant."""
+    The record noun (`cancel_reservation`, `cancel_pending_order`) is left out (see RECORD_NOUNS), and so is the noun
+    of any other two-word name but one whose verb is too plain to name the action (`make_payment` -> payment, pay,
+    charge; the verb "make" itself names nothing)."""
     words = tool_words(tool)
     if not words:
         return []
-    head = words[0]
-    out = list(VERB_SYNONYMS.get(head, (head,))) + list(ASK_EXTRA.get(head, ()))
-    if len(words) >= 3:
-        thing = words[-1]
+    head, thing = words[0], words[-1]
+    has_thing = thing not in RECORD_NOUNS and (len(words) >= 3 or (len(words) == 2 and head in LIGHT_VERBS))
+    out = [] if head in LIGHT_VERBS and has_thing else list(VERB_SYNONYMS.get(head, (head,)))
+    out += ASK_EXTRA.get(head, ())
+    if has_thing:
         out += [thing, thing[:-1]] if thing.endswith("s") and len(thing) > 3 else [thing, thing + "s"]
+        out += THING_EXTRA.get(thing, ())
     return list(dict.fromkeys(out))
 
 
 def word_pattern(words: list[str]) -> str:
     """A regex (for `re`, built from escaped literals) matching any of `words` at the start of a word, so "cancel"
-    also finds "cancelling" and "cancellation"; a trailing "e" is optional so "update" finds "updating"."""
-    stems = {(w[:-1] if w.endswith("e") and len(w) > 4 else w).lower() for w in words if w}
+    also finds "cancelling" and "cancellation"; a trailing "e" or "y" is optional so "update" finds "updating" and
+    "modify" finds "modified"."""
+    stems = {(w[:-1] if w[-1:] in ("e", "y") and len(w) > 4 else w).lower() for w in words if w}
     stems = sorted(stems, key=len, reverse=True)
     return r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + ")" if stems else r"(?!)"
+
+
+@lru_cache(maxsize=256)
+def words_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    """`word_pattern(words)` compiled, case-insensitive."""
+    return re.compile(word_pattern(list(words)), re.IGNORECASE)

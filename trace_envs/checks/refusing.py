@@ -1,0 +1,80 @@
+"""What counts as the agent refusing a request and saying why.
+
+A message refuses with its reason when one of its sentences
+
+- declines: "I can't / cannot / am unable to / am not able to", "... is not possible / not eligible / not allowed",
+  "our policy does not allow", "cannot be modified", "there are no further options" (the agent's or the rule's "no",
+  not the user's: "you're unable to send MMS" or "if you can't find it" decline nothing; nor does a failed lookup:
+  "I was unable to locate the order", "I couldn't find an account"); and
+- gives a reason, in that sentence or the one before: a reason clause ("because", "since", "due to", "as it ...",
+  "..., so it can't"), the policy or a rule ("according to our policy", "under our policy", "can only", "unless",
+  "for your security"), or a rule stated of a kind of thing ("basic economy flights cannot be modified", where a
+  pronoun subject, "it cannot be modified", states no rule).
+
+A tool failure is not a refusal ("I was unable to process the return because of a technical issue"), nor is a missing
+precondition ("without the reservation ids I cannot start the cancellation" waits for the ids). With `words`
+(the action words of a write, see `checks.words`), the declining sentence or the one before must name the action.
+The regexes are fixed literals (Python's `re`; no pattern from a spec reaches them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from trace_envs.checks.text import sentences as split_sentences
+from trace_envs.checks.words import words_regex
+
+_DECLINE = re.compile(
+    r"\b(can't|cannot|can not|unable to|not able to|won't be able to|will not be able to|not in a position to|"
+    r"(not|isn't|aren't) (possible|eligible|allowed|permitted)|ineligible|non-refundable|not refundable|"
+    r"(does|do)(n't| not) (allow|permit|support)|must decline|no longer (possible|allowed)|"
+    r"there (is|are) no (further |other )?(options?|way)|nothing (more|else) (i|we) can do)\b"
+)
+# A decline that is the user's, or hypothetical: "you're unable to", "if you can't".
+_NOT_THE_AGENT = re.compile(r"\b(you|you're|you are|if|when|whether|once)\W+(still\W+|also\W+)?$")
+# A failed lookup: "unable to locate", "can't find".
+_LOOKUP = re.compile(r"^\W*(seem to\W+)?(to\W+)?(find|locate|see|access|retrieve|load|look|identify|verify|reach)\b")
+_REASON = re.compile(
+    r"\b(because|since|due to|owing to|as (it|this|that|the|your|you|they|there|its|these|those|per)|per (our|the)|"
+    r"according to|under (our|the|airline|company)|based on|in line with|polic(y|ies)|rules?|terms|only|unless|"
+    r"for (your|security|safety|privacy)|so (it|we|i|this|that|they)|which means|requires?|restrict(ed|ions?)|"
+    r"once (booked|placed|shipped|delivered)|after the (initial )?(booking|purchase))\b"
+)
+_FAILURE = re.compile(r"\b(technical|system) (issue|problem|error|glitch|outage)|\btemporar(y|ily)\b")
+# "basic economy flights cannot be modified": the subject of a "cannot be" is a kind of thing, not a pronoun.
+_RULE_OF_A_KIND = re.compile(r"\b([a-z][a-z\-]*)\s+(cannot|can't|can not|may not|are not|is not)\s+be\s+[a-z]+")
+_PRONOUNS = frozenset("it this that which they these those he she i we you and or but so also then still".split())
+
+
+def refuses_with_reason(text: str | None, words: list[str] | None = None) -> bool:
+    """Whether an agent message declines a request and says why (see the module doc)."""
+    if not text:
+        return False
+    sentences = split_sentences(_plain(text))
+    named = words_regex(tuple(words)) if words else None
+    for i, sentence in enumerate(sentences):
+        if not _declines(sentence) or _FAILURE.search(sentence):
+            continue
+        before = sentences[i - 1] if i else ""
+        if named is not None and not (named.search(sentence) or named.search(before)):
+            continue
+        if _REASON.search(sentence) or _states_a_rule(sentence) or (_REASON.search(before) and not _FAILURE.search(before)):
+            return True
+    return False
+
+
+def _declines(sentence: str) -> bool:
+    for m in _DECLINE.finditer(sentence):
+        if _NOT_THE_AGENT.search(sentence[: m.start()]) or _LOOKUP.search(sentence[m.end() :]):
+            continue
+        return True
+    return False
+
+
+def _states_a_rule(sentence: str) -> bool:
+    return any(m.group(1) not in _PRONOUNS for m in _RULE_OF_A_KIND.finditer(sentence))
+
+
+def _plain(text: str) -> str:
+    """Lower case with typographic apostrophes as plain ones ("can’t" is "can't")."""
+    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
