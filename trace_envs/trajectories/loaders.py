@@ -198,41 +198,46 @@ def _load_one(path: Path, explicit: bool, state: _LoadState) -> Iterator[Run]:
     stem = path.name if path.is_dir() else path.stem
     skipped_before = len(state.result.skipped)
     count = 0
-    # A source without a domain name gets one guess for the whole file (a run that used no tools still belongs to
-    # it), from its first DOMAIN_GUESS_RUNS runs so that a large file still streams.
-    pending: list[tuple[str, dict[str, Any]]] = []
-    file_domain: str | None = None
-    for where, rec in records:
-        if isinstance(rec, RunError):
-            _problem(state, TrajectoryFormatError(display, rec.where, rec.message))
-            continue
-        if file_domain is None:
-            pending.append((where, rec))
-            if len(pending) < DOMAIN_GUESS_RUNS:
-                continue
-            file_domain = guess_domain(c["name"] for _, r in pending for c in r["tool_calls"])
-            ready, pending = pending, []
-        else:
-            ready = [(where, rec)]
-        for w, r in ready:
-            r["meta"].setdefault("domain", file_domain)
-            run = _finish(r, w, stem, display, state)
-            if run is not None:
-                count += 1
-                yield run
-    if pending:
-        if any("domain" not in r["meta"] for _, r in pending):
-            file_domain = guess_domain(c["name"] for _, r in pending for c in r["tool_calls"])
-            for _, r in pending:
-                r["meta"].setdefault("domain", file_domain)
-        for w, r in pending:
-            run = _finish(r, w, stem, display, state)
-            if run is not None:
-                count += 1
-                yield run
+    for where, rec in _with_domains(records, display, state):
+        run = _finish(rec, where, stem, display, state)
+        if run is not None:
+            count += 1
+            yield run
     if not count and len(state.result.skipped) == skipped_before:
         _problem(state, TrajectoryFormatError(display, None, "no runs found"))
     state.result.files.append(display)
+
+
+def _with_domains(records: Iterable[Record], display: str, state: _LoadState) -> Iterator[tuple[str, dict]]:
+    """The good records of one source, each with a domain: a source without domain names gets one guess for the
+    whole file (a run that used no tools still belongs to it) from the tools of its first DOMAIN_GUESS_RUNS runs, so
+    that a large file still streams. Bad records become errors (or skips)."""
+    pending: list[tuple[str, dict[str, Any]]] = []
+    file_domain: str | None = None
+
+    def guessed(batch: list[tuple[str, dict[str, Any]]]) -> str:
+        return guess_domain(c["name"] for _, r in batch for c in r["tool_calls"])
+
+    for where, rec in records:
+        if isinstance(rec, RunError):
+            _problem(state, TrajectoryFormatError(display, rec.where, rec.message))
+        elif file_domain is None and (pending or "domain" not in rec["meta"]):
+            pending.append((where, rec))
+            if len(pending) == DOMAIN_GUESS_RUNS:
+                file_domain = guessed(pending)
+                for w, r in pending:
+                    r["meta"].setdefault("domain", file_domain)
+                    yield w, r
+                pending = []
+        else:
+            if file_domain is not None:
+                rec["meta"].setdefault("domain", file_domain)
+            yield where, rec
+    if pending:
+        file_domain = guessed(pending)
+        for w, r in pending:
+            r["meta"].setdefault("domain", file_domain)
+            yield w, r
 
 
 def iter_runs(

@@ -20,7 +20,7 @@ from trace_envs.trajectories.formats.registry import (
     supported_formats,
     unregister_format,
 )
-from trace_envs.trajectories.formats import tau_bench, tau2, openai_jsonl  # noqa: E402,F401  (registration)
+from trace_envs.trajectories.formats import tau_bench, tau2, openai_jsonl, toolsandbox  # noqa: E402,F401 (registers)
 
 __all__ = [
     "FormatError",
