@@ -14,11 +14,15 @@ INSPECT_HELP = (
     "Load agent runs and summarize them: runs, passed / failed, tasks, tasks with mixed outcomes, and every tool "
     "the agent called with its call count and kind (read / write / other).\n\n"
     "FILE_OR_DIR are files, directories (walked for *.json and *.jsonl) or glob patterns. The format is detected "
-    "from the content: tau-bench trajectories, tau2-bench results, OpenAI-messages JSONL.\n\n"
+    "from the content, never the name: tau-bench trajectories, tau2-bench results (wrapped or a bare list of "
+    "simulations), OpenAI-messages JSONL, ToolSandbox run folders (passed = similarity 1.0, ToolSandbox's "
+    "\"perfect\"), and any format registered in Python (see examples/custom_format.py). FIFOs, sockets and devices "
+    "found in a directory are skipped with a warning, never opened. Runs stream through: a large JSONL is counted "
+    "in bounded memory (tool kinds come from the first 2000 runs of each domain, every count from all of them).\n\n"
     "Runs of different domains (tau2's domain_name, a JSONL run's `domain` field, else a guess per file from its "
     "tools) are never merged: each domain gets its own block (and with --json its own line: one JSON object per "
     "domain with domain, runs, passed, failed, tasks, mixed_tasks, sources, tools, its files, and the load's skipped "
-    "and ignored files).\n\n"
+    "and ignored files and warnings).\n\n"
     "Bad input prints one `error: <file>: <where>: <what>` line on stderr and exits with code 2.\n\n"
     "\b\nExamples:\n"
     "  trace-envs inspect ../shared/data/tau-bench/gpt-4o-airline.json\n"
@@ -84,6 +88,7 @@ def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> lis
         "skipped": len(result.skipped),
         "skipped_reasons": result.skipped,
         "ignored_files": result.ignored,
+        "warnings": result.warnings,
     }
     return [_domain_report(tallies[d], overrides, result.files, loaded) for d in sorted(tallies)]
 

@@ -43,6 +43,12 @@ def records(items: Iterable[Any], build) -> Iterator[Record]:
             yield exc.where, exc
 
 
+def requestor_of(value: Any, default: str) -> str:
+    """agent or user from a source's requestor field (`assistant`, `agent`, `user`); `default` when it has none, and
+    agent for anything else."""
+    return REQUESTORS.get(value if isinstance(value, str) and value else default, "agent")
+
+
 def task_id_text(task_id: Any, where: str) -> str:
     """A run's task id as text; ids are strings or numbers."""
     if task_id is None or isinstance(task_id, (dict, list, bool)):
@@ -236,7 +242,7 @@ def openai_messages(
                     raise RunError(
                         where, f'expected "{key}[{i}].tool_calls[{j}]" to have a function name, got {got(name)}'
                     )
-                requestor = REQUESTORS.get(tc.get("requestor") or ("user" if role == "user" else "agent"), "agent")
+                requestor = requestor_of(tc.get("requestor"), "user" if role == "user" else "agent")
                 call = joiner.add(tc.get("id"), name, src.get("arguments"), requestor, i)
                 if copy:
                     raw = src.get("arguments")
@@ -285,7 +291,7 @@ def ground_truth(actions: Any, where: str, key: str) -> list[dict[str, Any]] | N
         if nesting_exceeds(args):
             raise RunError(where, f'"{key}[{i}]" arguments nest more than {MAX_ARGUMENT_DEPTH} levels deep')
         out.append(
-            {"name": a["name"], "arguments": args, "requestor": REQUESTORS.get(a.get("requestor") or "agent", "agent")}
+            {"name": a["name"], "arguments": args, "requestor": requestor_of(a.get("requestor"), "agent")}
         )
     return out
 

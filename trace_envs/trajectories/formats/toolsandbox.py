@@ -131,7 +131,9 @@ def _sandbox_rows(context: dict[str, Any], where: str) -> list[dict[str, Any]]:
     rows = dbs.get("SANDBOX")
     if not isinstance(rows, list):
         raise RunError(where, f'expected "_dbs.SANDBOX" to be a list of message rows, got {got(rows)}')
-    return [r for r in rows if isinstance(r, dict) and r.get("sender")]  # the first row is an all-null headguard
+    # The first row is an all-null headguard; a row whose roles are not names is no message either.
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("sender"), str)
+            and isinstance(r.get("recipient"), str)]
 
 
 def _messages_from_sandbox(rows: list[dict[str, Any]], where: str) -> tuple[list[dict[str, Any]], list[dict]]:
