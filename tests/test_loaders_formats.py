@@ -210,3 +210,13 @@ def test_domain_guess_reads_the_first_runs_of_a_large_file(tmp_path, monkeypatch
     path = _jsonl(tmp_path / "nodomain.jsonl", 25, domain=False)
     runs = list(iter_runs([path]))
     assert len(runs) == 25 and {r.meta["domain"] for r in runs} == {"retail"}  # get_order: a retail word
+
+
+def test_jsonl_no_format_claims_is_one_clear_error(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "start", "t": 1}\n{"event": "stop", "t": 2}\n')
+    with pytest.raises(TrajectoryFormatError) as info:
+        load_runs([path])
+    assert str(info.value).startswith(f"{path}: unknown trajectory format: got JSON lines (first keys: event, t); "
+                                      "supported formats: tau-bench trajectories")
+    assert load_runs([tmp_path]).ignored[0].startswith(f"{path}: unknown trajectory format")  # found by a walk

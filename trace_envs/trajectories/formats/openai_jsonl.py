@@ -2,7 +2,7 @@
 "instruction"?, "ground_truth"?, "meta"?}` object per JSONL line, or a JSON list of them, or a single one.
 
 The JSONL form streams: the loader reads and offers one line at a time. Claimed when the first object has `messages`
-(for a JSONL file, any object on its first line: a bad run there gets its own located error).
+(for a JSONL file, any of its first five lines' objects, so that a bad first run still gets its own located error).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def read_document(document: Any, path: Path, display: str) -> Iterable[Record]:
 
 
 def sniff_line(obj: Any) -> bool:
-    return isinstance(obj, dict)
+    return isinstance(obj, dict) and "messages" in obj
 
 
 def read_line(obj: Any, where: str, display: str) -> dict[str, Any]:
