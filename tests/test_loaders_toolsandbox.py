@@ -213,7 +213,7 @@ def test_other_code_is_refused_and_never_run(code, why, tmp_path, monkeypatch):
     assert not (tmp_path / "PWNED").exists()
 
 
-def test_unreadable_code_in_a_log_is_reported_not_run(tmp_path, monkeypatch):
+def test_unreadable_code_in_a_log_is_reported_not_run(tmp_path, monkeypatch, caplog):
     run = tmp_path / RUN_B.name
     shutil.copytree(RUN_B, run)
     ctx_path = run / "trajectories" / REMOVE / "execution_context.json"
@@ -226,6 +226,8 @@ def test_unreadable_code_in_a_log_is_reported_not_run(tmp_path, monkeypatch):
     assert r.agent_calls == []
     assert r.meta["unread_tool_calls"][0]["why"] == "not a single tool call"
     assert not (tmp_path / "PWNED").exists()
+    assert caplog.messages == [f"warning: {run}: trajectories/{REMOVE}/execution_context.json: _dbs.SANDBOX row 5: tool call "
+                               "not read (not a single tool call); it was not run"]
 
 
 @pytest.mark.parametrize(

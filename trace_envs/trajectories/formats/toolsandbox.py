@@ -25,6 +25,7 @@ folder, and a `conversation.json` or `execution_context.json` loads its one scen
 from __future__ import annotations
 
 import json
+import logging
 import re
 import stat
 from pathlib import Path
@@ -42,6 +43,7 @@ from trace_envs.trajectories.formats.common import (
 from trace_envs.trajectories.formats.python_text import NotACall, parse_tool_call, read_result
 from trace_envs.trajectories.formats.registry import NoRunsHere, SourceFormat, register_format
 
+LOG = logging.getLogger("trace_envs.trajectories")
 SOURCE = "toolsandbox"
 SUMMARY = "result_summary.json"
 CONVERSATION = "conversation.json"
@@ -136,7 +138,9 @@ def _sandbox_rows(context: dict[str, Any], where: str) -> list[dict[str, Any]]:
             and isinstance(r.get("recipient"), str)]
 
 
-def _messages_from_sandbox(rows: list[dict[str, Any]], where: str) -> tuple[list[dict[str, Any]], list[dict]]:
+def _messages_from_sandbox(
+    rows: list[dict[str, Any]], where: str, display: str
+) -> tuple[list[dict[str, Any]], list[dict]]:
     """The agent's side of the SANDBOX message log as OpenAI chat messages (what conversation.json holds), and the
     tool calls whose code could not be read as one literal call."""
     messages: list[dict[str, Any]] = []
@@ -155,6 +159,7 @@ def _messages_from_sandbox(rows: list[dict[str, Any]], where: str) -> tuple[list
             except NotACall as exc:
                 unread.append({"where": f"{where}: _dbs.SANDBOX row {row.get('sandbox_message_index')}",
                                "why": str(exc)})
+                LOG.warning("warning: %s: %s: tool call not read (%s); it was not run", display, unread[-1]["where"], exc)
                 continue
             call = {"id": call_id, "type": "function",
                     "function": {"name": row.get("openai_function_name") or name, "arguments": json.dumps(arguments)}}
@@ -224,7 +229,7 @@ def _scenario_record(
             raise RunError(key, f"expected a list of messages, got {got(raw)}")
     elif context is not None:
         key = f"{rel}/{CONTEXT}: _dbs.SANDBOX"
-        raw, unread = _messages_from_sandbox(rows, f"{rel}/{CONTEXT}")
+        raw, unread = _messages_from_sandbox(rows, f"{rel}/{CONTEXT}", display)
     else:
         raise RunError(where, f"expected {rel}/{CONVERSATION} or {rel}/{CONTEXT}, found neither")
     if not raw:
