@@ -1,7 +1,8 @@
 """Property tests of the trajectory loaders on randomly mutated real files.
 
 Seeds: the first 3 runs of the tau-bench gpt-4o airline file, the first 2 simulations of one tau2-bench results file
-(with their tasks), and the tau-bench runs rewritten as OpenAI-messages JSONL. Mutations: deleting or retyping keys
+(with their tasks, and as a bare list), the tau-bench runs rewritten as OpenAI-messages JSONL, and the three files of
+a ToolSandbox run folder (tests/data/toolsandbox). Mutations: deleting or retyping keys
 anywhere in the parsed JSON, then flipping, inserting or deleting bytes, or truncating the text. Loading a mutated file
 either gives runs (usable downstream: traces, profile, summary) or the documented `TrajectoryFormatError`, never
 another exception; with `skip_invalid=True` it never raises at all.
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +41,10 @@ def _seed_text(kind: str) -> str:
         data["simulations"] = sims
         data["tasks"] = [t for t in data["tasks"] if str(t.get("id")) in wanted]
         return json.dumps(data, indent=1)
+    if kind == "tau2-bench-list":
+        return json.dumps(json.loads(TAU2_FILE.read_text())["simulations"][:2], indent=1)
+    if kind in TOOLSANDBOX_FILES:
+        return (TOOLSANDBOX_RUN / TOOLSANDBOX_FILES[kind]).read_text()
     if kind == "openai-jsonl":
         runs = json.loads(TAU_BENCH_FILE.read_text())[:3]
         lines = [{"task_id": r["task_id"], "trial": r["trial"], "reward": r["reward"], "messages": r["traj"]} for r in runs]
@@ -45,7 +52,16 @@ def _seed_text(kind: str) -> str:
     raise AssertionError(kind)
 
 
-SEEDS = ("tau-bench", "tau2-bench", "openai-jsonl")
+SEEDS = ("tau-bench", "tau2-bench", "tau2-bench-list", "openai-jsonl")
+TOOLSANDBOX_RUN = (Path(__file__).resolve().parent / "data" / "toolsandbox"
+                   / "agent_gpt-3.5-turbo-0125_user_gpt-4o-2024-05-13_06_02_2024_11_30_00")
+TOOLSANDBOX_FILES = {
+    "toolsandbox-summary": "result_summary.json",
+    "toolsandbox-conversation": "trajectories/send_message_with_contact_content_cellular_off_multiple_user_turn/"
+                                "conversation.json",
+    "toolsandbox-context": "trajectories/remove_contact_by_phone_multiple_user_turn_3_distraction_tools/"
+                           "execution_context.json",
+}
 
 
 def _parsed(kind: str) -> Any:
@@ -58,7 +74,7 @@ def _parsed(kind: str) -> Any:
 def _serialize(kind: str, data: Any) -> str:
     if kind == "openai-jsonl" and isinstance(data, list):
         return "\n".join(json.dumps(x) for x in data) + "\n"
-    return json.dumps(data, indent=1)
+    return json.dumps(data, indent=4 if kind in TOOLSANDBOX_FILES else 1)
 
 
 @lru_cache(maxsize=None)
@@ -82,7 +98,10 @@ def _paths(kind: str) -> tuple[tuple, ...]:
 # Paths the loaders look at first are worth more draws than a random leaf deep in a message.
 HOT_KEYS = {"task_id", "trial", "reward", "success", "traj", "messages", "simulations", "tasks", "info", "role",
             "content", "tool_calls", "function", "name", "arguments", "id", "tool_call_id", "reward_info", "actions",
-            "kwargs", "requestor", "environment_info", "tool_defs", "evaluation_criteria", "task", "error"}
+            "kwargs", "requestor", "environment_info", "tool_defs", "evaluation_criteria", "task", "error",
+            "per_scenario_results", "similarity", "categories", "traceback", "_dbs", "SANDBOX", "sender", "recipient",
+            "openai_tool_call_id", "openai_function_name", "tool_call_exception", "visible_to", "tool_allow_list",
+            "tool_deny_list"}
 
 
 @lru_cache(maxsize=None)
@@ -209,6 +228,26 @@ def test_property_structural_mutations_load_or_format_error(kind, data, tmp_path
     path = tmp_path / ("runs.jsonl" if kind == "openai-jsonl" else "runs.json")
     path.write_bytes(raw)
     _load_and_use(path, skip_invalid=data.draw(st.booleans()))
+
+
+@pytest.mark.parametrize("kind", sorted(TOOLSANDBOX_FILES))
+@examples(30, 500)
+@given(data=st.data())
+def test_property_toolsandbox_folder_mutations_load_or_format_error(kind, data, tmp_path_factory):
+    """One file of a ToolSandbox run folder mutated: loading the folder gives runs or a located format error."""
+    folder = tmp_path_factory.mktemp("ts") / TOOLSANDBOX_RUN.name
+    shutil.copytree(TOOLSANDBOX_RUN, folder)
+    mutated = copy.deepcopy(_parsed(kind))
+    for op, path, value in data.draw(structural_mutations(kind)):
+        try:
+            mutated = _apply(mutated, op, path, value)
+        except (KeyError, IndexError, TypeError):
+            pass
+    raw = _serialize(kind, mutated).encode("utf-8", errors="surrogatepass")
+    if data.draw(st.integers(min_value=0, max_value=3)) == 0:
+        raw = _apply_bytes(raw, data.draw(byte_mutations(len(raw))))
+    (folder / TOOLSANDBOX_FILES[kind]).write_bytes(raw)
+    _load_and_use(folder, skip_invalid=data.draw(st.booleans()))
 
 
 @pytest.mark.parametrize("kind", SEEDS)

@@ -14,11 +14,15 @@ INSPECT_HELP = (
     "Load agent runs and summarize them: runs, passed / failed, tasks, tasks with mixed outcomes, and every tool "
     "the agent called with its call count and kind (read / write / other).\n\n"
     "FILE_OR_DIR are files, directories (walked for *.json and *.jsonl) or glob patterns. The format is detected "
-    "from the content: tau-bench trajectories, tau2-bench results, OpenAI-messages JSONL.\n\n"
+    "from the content, never the name: tau-bench trajectories, tau2-bench results (wrapped or a bare list of "
+    "simulations), OpenAI-messages JSONL, ToolSandbox run folders (passed = similarity 1.0, ToolSandbox's "
+    "\"perfect\"), and any format registered in Python (see examples/custom_format.py). FIFOs, sockets and devices "
+    "found in a directory are skipped with a warning, never opened. Runs stream through: a large JSONL is counted "
+    "in bounded memory (tool kinds come from the first 2000 runs of each domain, every count from all of them).\n\n"
     "Runs of different domains (tau2's domain_name, a JSONL run's `domain` field, else a guess per file from its "
     "tools) are never merged: each domain gets its own block (and with --json its own line: one JSON object per "
     "domain with domain, runs, passed, failed, tasks, mixed_tasks, sources, tools, its files, and the load's skipped "
-    "and ignored files).\n\n"
+    "and ignored files and warnings).\n\n"
     "Bad input prints one `error: <file>: <where>: <what>` line on stderr and exits with code 2.\n\n"
     "\b\nExamples:\n"
     "  trace-envs inspect ../shared/data/tau-bench/gpt-4o-airline.json\n"
@@ -27,18 +31,56 @@ INSPECT_HELP = (
 )
 
 
-def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> list[dict[str, Any]]:
-    """One summary per domain found in `paths` (see INSPECT_HELP for the fields)."""
-    from trace_envs.trajectories.errors import TrajectoryFormatError
-    from trace_envs.trajectories.loaders import load_runs
-    from trace_envs.trajectories.profile import OverridesError, load_overrides, split_by_domain
+PROFILE_SAMPLE = 2000
+"""Runs per domain that `inspect` profiles in full (tool kinds); every count it prints is exact over all runs."""
 
+
+class _DomainTally:
+    """One domain's exact counts, kept as runs stream past, and the first PROFILE_SAMPLE runs for the profile."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.passed = 0
+        self.sources: dict[str, int] = {}
+        self.outcomes: dict[tuple[str, str, str], int] = {}  # bit 1: a pass, bit 2: a fail
+        self.calls: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.files: set[str | None] = set()
+        self.sample: list[Any] = []
+
+    def add(self, run: Any) -> None:
+        self.runs += 1
+        self.passed += run.success
+        self.sources[run.source] = self.sources.get(run.source, 0) + 1
+        key = (run.source, str(run.meta.get("domain", "")), run.task_id)
+        self.outcomes[key] = self.outcomes.get(key, 0) | (1 if run.success else 2)
+        for c in run.agent_calls:
+            self.calls[c.name] = self.calls.get(c.name, 0) + 1
+            self.errors[c.name] = self.errors.get(c.name, 0) + c.error
+        self.files.add(run.file)
+        if len(self.sample) < PROFILE_SAMPLE:
+            self.sample.append(run)
+
+
+def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> list[dict[str, Any]]:
+    """One summary per domain found in `paths` (see INSPECT_HELP for the fields). Runs stream through: memory grows
+    with the number of domains, tasks and tools, not of runs."""
+    from trace_envs.trajectories.errors import TrajectoryFormatError
+    from trace_envs.trajectories.loaders import LoadResult, iter_runs
+    from trace_envs.trajectories.profile import OverridesError, load_overrides, run_domain
+
+    result = LoadResult()
+    tallies: dict[str, _DomainTally] = {}
     try:
         overrides = load_overrides(kinds) if kinds is not None else None
-        result = load_runs(paths, skip_invalid=skip_invalid)
+        for run in iter_runs(paths, skip_invalid=skip_invalid, result=result):
+            tally = tallies.get(run_domain(run))
+            if tally is None:
+                tally = tallies[run_domain(run)] = _DomainTally()
+            tally.add(run)
     except (TrajectoryFormatError, OverridesError) as exc:
         raise fail(str(exc)) from None
-    if not result.runs:
+    if not tallies:
         where = ", ".join(paths)
         reason = f" ({len(result.skipped)} skipped: {result.skipped[0]})" if result.skipped else ""
         raise fail(f"{where}: no runs loaded{reason}")
@@ -46,28 +88,34 @@ def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> lis
         "skipped": len(result.skipped),
         "skipped_reasons": result.skipped,
         "ignored_files": result.ignored,
+        "warnings": result.warnings,
     }
-    return [_domain_report(runs, overrides, result.files, loaded) for runs in split_by_domain(result.runs).values()]
+    return [_domain_report(tallies[d], overrides, result.files, loaded) for d in sorted(tallies)]
 
 
-def _domain_report(runs: list[Any], overrides: Any, files: list[str], loaded: dict[str, Any]) -> dict[str, Any]:
-    """The summary of one domain's `runs`: `files` are every file loaded (the domain's own are kept, in order),
-    `loaded` the load's skipped and ignored files."""
-    from trace_envs.trajectories.loaders import summarize
-    from trace_envs.trajectories.profile import build_profile
+def _domain_report(tally: _DomainTally, overrides: Any, files: list[str], loaded: dict[str, Any]) -> dict[str, Any]:
+    """The summary of one domain: `files` are every file loaded (the domain's own are kept, in order), `loaded` the
+    load's skipped and ignored files."""
+    from trace_envs.trajectories.profile import build_profile, infer_kind_from_name
 
-    profile = build_profile(runs, overrides)
-    summary = summarize(runs)
-    own = {r.file for r in runs}
+    profile = build_profile(tally.sample, overrides)
+    tools = {}
+    for name in sorted(tally.calls, key=lambda n: (-tally.calls[n], n)):
+        t = profile.tools.get(name)
+        kind, source = (t.kind, t.kind_source) if t else (infer_kind_from_name(name) or "other", "inferred")
+        calls = tally.calls[name]
+        tools[name] = {"calls": calls, "kind": kind, "kind_source": source,
+                       "error_rate": round(tally.errors[name] / calls, 4)}
     return {
         "domain": profile.domain,
-        **{k: summary[k] for k in ("runs", "passed", "failed", "tasks", "mixed_tasks")},
-        "sources": summary["sources"],
-        "tools": {
-            name: {"calls": t.calls, "kind": t.kind, "kind_source": t.kind_source, "error_rate": t.error_rate}
-            for name, t in profile.tools.items()
-        },
-        "files": [f for f in files if f in own],
+        "runs": tally.runs,
+        "passed": tally.passed,
+        "failed": tally.runs - tally.passed,
+        "tasks": len(tally.outcomes),
+        "mixed_tasks": sum(1 for v in tally.outcomes.values() if v == 3),
+        "sources": tally.sources,
+        "tools": tools,
+        "files": [f for f in files if f in tally.files],
         **loaded,
     }
 
