@@ -22,12 +22,12 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 STAGING_MARK = ".staging-"
 STALE_AGE_S = 24 * 3600
-_HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+HOST = re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
 _STAGED = re.compile(r"^\..+" + re.escape(STAGING_MARK) + r"(?P<host>[A-Za-z0-9]+)-(?P<pid>\d+)-[A-Za-z0-9_]+$")
 
 
 def _staging_prefix(name: str) -> str:
-    return f".{name}{STAGING_MARK}{_HOST}-{os.getpid()}-"
+    return f".{name}{STAGING_MARK}{HOST}-{os.getpid()}-"
 
 
 def _alive(pid: int) -> bool:
@@ -52,7 +52,7 @@ def is_stale(entry: Path) -> bool:
     if age > STALE_AGE_S:
         return True
     pid = int(m["pid"])
-    return m["host"] == _HOST and pid != os.getpid() and not _alive(pid)
+    return m["host"] == HOST and pid != os.getpid() and not _alive(pid)
 
 
 _swept: set[str] = set()
