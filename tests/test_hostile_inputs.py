@@ -91,6 +91,17 @@ def test_hostile_argument_values_never_become_examples(tmp_path, length):
 
 
 @needs_data
+def test_a_spec_tool_takes_no_example_over_the_bound_from_any_profile():
+    """A profile edited by hand or built by other code: the spec still shows no megabyte example."""
+    from trace_envs.spec.from_profile import tool_spec
+
+    profile = _profile(TAU_BENCH_FILE)
+    profile.tools["cancel_reservation"].examples["reservation_id"] = ["A" * MEGABYTE, "GV1N64"]
+    schema = tool_spec(profile, "cancel_reservation").parameters["properties"]["reservation_id"]
+    assert schema["examples"] == ["GV1N64"]
+
+
+@needs_data
 def test_megabyte_arguments_still_mine_envs_that_all_publish(tmp_path):
     """Before: all 4 kept capabilities failed validation (the oracle scored 0.00 on seeds 1, 3, 4, 6, 8)."""
     log = inject(MEGABYTE, tmp_path / "airline-1mb.json")

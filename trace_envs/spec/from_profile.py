@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from trace_envs.spec.model import ARG_NAME_PATTERN, ToolSpec
-from trace_envs.trajectories.example_values import choose_examples
+from trace_envs.trajectories.example_values import MAX_EXAMPLES, within_bound
 
 
 def tool_spec(profile: Any, name: str, *, description: str | None = None, result_example: Any = None) -> ToolSpec:
@@ -22,8 +22,9 @@ def tool_spec(profile: Any, name: str, *, description: str | None = None, result
         if not re.fullmatch(ARG_NAME_PATTERN, arg):
             continue
         schema = dict(schema) if isinstance(schema, dict) else {}
-        # Envs build their ids and default arguments from these: bounded again, as a profile may come from anywhere.
-        examples = choose_examples(getattr(t, "examples", {}).get(arg) or [])
+        # Envs build their ids and default arguments from these: size-bounded again, as a profile may come from
+        # anywhere (outliers are the profile's to drop: it saw more of the argument's values than these few).
+        examples = within_bound(getattr(t, "examples", {}).get(arg) or [])[:MAX_EXAMPLES]
         if examples:
             schema.setdefault("examples", examples)
             first = examples[0]

@@ -45,13 +45,19 @@ class ExamplePool:
         return choose_examples(self._candidates.values())
 
 
-def choose_examples(values: Any, limit: int = MAX_EXAMPLES) -> list[Any]:
-    """Up to `limit` of `values` (in their order, distinct) that are neither over MAX_EXAMPLE_CHARS nor outliers."""
+def within_bound(values: Any) -> list[Any]:
+    """`values` (in their order, distinct) whose JSON text is at most MAX_EXAMPLE_CHARS long."""
     sized: dict[str, Any] = {}
     for value in values:
         key = example_key(value)
         if len(key) <= MAX_EXAMPLE_CHARS:
             sized.setdefault(key, value)
+    return list(sized.values())
+
+
+def choose_examples(values: Any, limit: int = MAX_EXAMPLES) -> list[Any]:
+    """Up to `limit` of `values` (in their order, distinct) that are neither over MAX_EXAMPLE_CHARS nor outliers."""
+    sized = {example_key(v): v for v in within_bound(values)}
     if not sized:
         return []
     # The lower median: of two values, one real and one hostile, the real one sets what is typical.
