@@ -81,8 +81,9 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
         return GenerateResult(name=spec.name, path=str(target), published=False,
                               error=f"{target} holds the {other} env {spec.name}; this spec is of domain {spec.domain}: "
                                     "not replaced without replace=True")
-    staging = staging_dir(target)
+    staging = None
     try:
+        staging = staging_dir(target)
         for filename, text in env_files(spec).items():
             (staging / filename).write_text(text)
         source = (staging / MODULE_FILE).read_text()
@@ -102,5 +103,5 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
     except Exception as exc:  # any failure (render, compile, import, env error) must leave the old env in place
         return GenerateResult(name=spec.name, path=str(target), published=False, error=f"{type(exc).__name__}: {exc}")
     finally:
-        if staging.exists():
+        if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
