@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from trace_envs.atomic import HOST, STAGING_MARK
 from trace_envs.envs_loader import import_module_from
 from trace_envs.generate.publish import MODULE_FILE, README_FILE, SPEC_FILE, env_files, generate_one
 from trace_envs.spec.io import load_specs
@@ -156,3 +157,73 @@ def test_published_env_is_readable_like_any_new_folder(specs, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     assert (tmp_path / "out" / base.name).stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+
+
+def _staging(out: Path) -> list[str]:
+    return sorted(e for e in os.listdir(out) if STAGING_MARK in e)
+
+
+def test_the_next_run_removes_the_staging_folder_a_kill_left(specs, tmp_path):
+    """`kill -9` during validation leaves `.<env>.staging-<host>-<pid>-<random>`; the next `generate` into the folder
+    removes it, and the other stale ones (another host's older than a day), but not a live process's, another host's
+    recent one, nor a hidden folder that is not a staging one."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "generate", str(SPEC_PATH), "-o", str(out)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while not (out.exists() and _staging(out)) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    killed = _staging(out)
+    assert killed == [n for n in killed if n.startswith(f".{specs[0].name}{STAGING_MARK}{HOST}-{proc.pid}-")] != []
+
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        live = out / f".other_env{STAGING_MARK}{HOST}-{sleeper.pid}-abc123"
+        recent = out / f".other_env{STAGING_MARK}otherhost-{proc.pid}-abc123"
+        old = out / f".other_env{STAGING_MARK}otherhost-{proc.pid}-def456"
+        unrelated = [out / ".keep", out / f".{specs[0].name}.ab_cd1e2"]  # the latter like an older release's mkdtemp
+        for folder in [live, recent, old, *unrelated]:
+            folder.mkdir()
+        two_days_ago = time.time() - 2 * 24 * 3600
+        os.utime(old, (two_days_ago, two_days_ago))
+        other = ROOT / "examples" / "specs" / "airline_total_paid_over_reservations.json"
+        res = subprocess.run([sys.executable, "-c", CLI, "generate", str(other), "-o", str(out), "--no-validate"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        assert _staging(out) == sorted([live.name, recent.name])
+        assert all(folder.exists() for folder in unrelated)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_swap_without_an_atomic_exchange_keeps_the_old_content_when_the_second_rename_fails(tmp_path, monkeypatch):
+    """Where renameat2 is missing, the swap is two renames: if the second fails, the old env goes back in place."""
+    import trace_envs.atomic as atomic
+
+    target = tmp_path / "env"
+    target.mkdir()
+    (target / "spec.json").write_text("old")
+    staging = atomic.staging_dir(target)
+    (staging / "spec.json").write_text("new")
+    monkeypatch.setattr(atomic.ctypes.util, "find_library", lambda name: None)
+    real_rename, calls = os.rename, []
+
+    def rename(src, dst):
+        calls.append((src, dst))
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(atomic.os, "rename", rename)
+    with pytest.raises(OSError):
+        atomic.swap_in(staging, target)
+    assert (target / "spec.json").read_text() == "old"

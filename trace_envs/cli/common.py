@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import typer
 
@@ -27,3 +29,23 @@ def resolve_env(env: str) -> str:
         return resolve_env_id(env)
     except gym.error.NameNotFound as exc:
         raise fail(str(exc)) from None
+
+
+def output_dir(path: Path, option: str = "--out") -> Path:
+    """Check that `path` can be an output folder: a folder that takes new entries, or a missing one whose nearest
+    existing parent does (it is made when the outputs are written, so a run that fails leaves nothing). Otherwise one
+    `error:` line (exit 2) names it and why not: a file, a dangling symbolic link, a place no folder can be made
+    (under /proc), a folder that refuses writes (immutable, read-only). Checked before any work is done."""
+    from trace_envs.atomic import check_writable
+
+    if path.is_symlink() and not path.exists():
+        raise fail(f"{option} {path}: a symbolic link to {os.readlink(path)}, which does not exist")
+    folder = next(p for p in [path, *path.absolute().parents] if p.exists())  # "/" at last
+    if not folder.is_dir():
+        raise fail(f"{option} {path}: " + ("exists and is not a folder" if folder == path else f"{folder} is not a folder"))
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        what = "cannot write in the folder" if folder == path else f"cannot create the folder in {folder}"
+        raise fail(f"{option} {path}: {what}: {exc.strerror}") from None
+    return path

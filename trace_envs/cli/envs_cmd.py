@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import EXIT_BAD_INPUT, fail, output_dir
 
 console = Console()
 
@@ -33,14 +33,18 @@ def generate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to publish envs into, one sub-folder per spec.")] = Path("generated"),
     no_validate: Annotated[bool, typer.Option("--no-validate", help="Publish without the oracle/mutant/baseline checks.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per spec instead of a table.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace an env in OUT of another domain that has the "
+                                          "same name (refused without it).")] = False,
 ) -> None:
     """Render each spec through its family's template, validate the env, and publish it atomically into OUT/<name>/.
 
     An env is published only if its module compiles and imports, Gymnasium's env checker passes, the oracle scores 1.0
     on 20 seeds, every mutated oracle scores below 1.0, and random and passive policies average below 0.2.
-    Exit code 1 when any spec failed (the others are still published), 2 for an invalid spec file.
+    An env of the same domain in OUT is replaced; one of another domain only with --replace.
+    Exit code 1 when any spec failed (the others are still published), 2 for an invalid spec file, an output folder
+    that cannot be written, or an env of another domain in the way (nothing is generated then).
     """
-    from trace_envs.generate.publish import generate_one
+    from trace_envs.generate.publish import foreign_env, generate_one, safe_target
     from trace_envs.spec.io import SpecError, load_specs
 
     loaded = []
@@ -49,12 +53,19 @@ def generate(
             loaded.extend(load_specs(path))
         except SpecError as exc:
             raise fail(str(exc)) from None
+    output_dir(out)
+    clashes = [] if replace else [(s, d) for s in loaded if (d := foreign_env(s, out)) is not None]
+    for spec, domain in clashes:  # one error line each
+        fail(f"{safe_target(out, spec.name)} holds the {domain} env {spec.name}; this spec is of domain {spec.domain}: "
+             "pass --replace to replace it, or generate into another folder")
+    if clashes:
+        raise typer.Exit(EXIT_BAD_INPUT)
     results = []
     with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress:
         task = progress.add_task("generating", total=len(loaded))
         for spec in loaded:
             progress.update(task, description=f"generating {spec.name}")
-            results.append(generate_one(spec, out, validate=not no_validate))
+            results.append(generate_one(spec, out, validate=not no_validate, replace=replace))
             progress.advance(task)
     if json_out:
         for r in results:
@@ -142,12 +153,16 @@ def _brief(text: str, limit: int = 90) -> str:
 def _resolve_env_class(env: str):
     from trace_envs.cli.common import resolve_env
     from trace_envs.registry import load_env_class, registered
+    from trace_envs.spec.io import SpecError
 
     env_id = resolve_env(env)
     found = registered()
     if env_id not in found:  # a Gymnasium env that is not a trace-envs one (CartPole-v1)
         raise fail(f"{env_id} is not a trace-envs env; registered: trace-envs list")
-    return load_env_class(str(found[env_id]))
+    try:
+        return load_env_class(str(found[env_id]))
+    except SpecError as exc:  # its spec.json, edited or damaged since it was generated
+        raise fail(str(exc)) from None
 
 
 def check(

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import fail, output_dir
 
 MINE_HELP = (
     "Contrast passed and failed runs, propose candidate capabilities, label every (run, candidate) pair PRESENT / "
@@ -75,8 +75,9 @@ def mine(
         raise fail("--pool mines with the offline proposer only: drop --llm, or mine each domain on its own")
     if not 0 <= rho <= 1 or not -1 <= delta <= 1 or n < 1 or not 0 <= k <= n:
         raise fail("thresholds out of range: need 0 <= rho <= 1, -1 <= delta <= 1, N >= 1, 0 <= K <= N")
+    output_dir(out)  # fail fast, before any work
     client = None
-    if llm:  # fail fast, before any work
+    if llm:
         from trace_envs.mining.llm import LLMClient, LLMConfigError, check_llm_configured
 
         try:
@@ -136,7 +137,11 @@ def mine(
         print(f"{len(results)} domains, each mined on its own into {out}/<domain>/: "
               + ", ".join(f"{name} ({len(groups[name])} runs)" for name in results))
     for name, result in results.items():
-        written = write_outputs(result, out / name if several else out)
+        folder = out / name if several else out
+        try:
+            written = write_outputs(result, folder)
+        except OSError as exc:  # the folder changed since the check (removed, made read-only, disk full)
+            raise fail(f"{folder}: cannot write the mining outputs: {exc.strerror or exc}") from None
         _print_result(result, written, f"{name}: " if several else "")
 
 

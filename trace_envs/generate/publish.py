@@ -51,11 +51,39 @@ def safe_target(out_dir: Path, name: str) -> Path:
     return target
 
 
-def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, seeds: int | None = None) -> GenerateResult:
+def published_domain(target: Path) -> str | None:
+    """The domain of the env published at `target`: None when nothing is there, "unknown" for a folder whose
+    spec.json is missing or unreadable (not an env `generate` wrote, or damaged)."""
+    if not target.exists():
+        return None
+    try:
+        domain = json.loads((target / SPEC_FILE).read_text(encoding="utf-8")).get("domain", "custom")
+    except (OSError, ValueError, AttributeError):
+        return "unknown"
+    return domain if isinstance(domain, str) else "unknown"
+
+
+def foreign_env(spec: CapabilitySpec, out_dir: Path) -> str | None:
+    """The domain of the env that publishing `spec` into `out_dir` would replace, when it is another domain's (two
+    domains mined apart can name a capability alike: airline's and retail's complete_all_required_writes)."""
+    domain = published_domain(safe_target(out_dir, spec.name))
+    return domain if domain is not None and domain != spec.domain else None
+
+
+def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, seeds: int | None = None,
+                 replace: bool = False) -> GenerateResult:
+    """Publish `spec` into `out_dir/<name>/`; an env of another domain already there is replaced only with
+    `replace`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     target = safe_target(out_dir, spec.name)
-    staging = staging_dir(target)
+    other = None if replace else foreign_env(spec, out_dir)
+    if other is not None:
+        return GenerateResult(name=spec.name, path=str(target), published=False,
+                              error=f"{target} holds the {other} env {spec.name}; this spec is of domain {spec.domain}: "
+                                    "not replaced without replace=True")
+    staging = None
     try:
+        staging = staging_dir(target)
         for filename, text in env_files(spec).items():
             (staging / filename).write_text(text)
         source = (staging / MODULE_FILE).read_text()
@@ -75,5 +103,5 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
     except Exception as exc:  # any failure (render, compile, import, env error) must leave the old env in place
         return GenerateResult(name=spec.name, path=str(target), published=False, error=f"{type(exc).__name__}: {exc}")
     finally:
-        if staging.exists():
+        if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from trace_envs.spec.model import ARG_NAME_PATTERN, ToolSpec
+from trace_envs.trajectories.example_values import MAX_EXAMPLES, within_bound
 
 
 def tool_spec(profile: Any, name: str, *, description: str | None = None, result_example: Any = None) -> ToolSpec:
@@ -21,9 +22,11 @@ def tool_spec(profile: Any, name: str, *, description: str | None = None, result
         if not re.fullmatch(ARG_NAME_PATTERN, arg):
             continue
         schema = dict(schema) if isinstance(schema, dict) else {}
-        examples = list(getattr(t, "examples", {}).get(arg) or [])
-        if examples:  # envs build their ids and default arguments from these
-            schema.setdefault("examples", examples[:3])
+        # Envs build their ids and default arguments from these: size-bounded again, as a profile may come from
+        # anywhere (outliers are the profile's to drop: it saw more of the argument's values than these few).
+        examples = within_bound(getattr(t, "examples", {}).get(arg) or [])[:MAX_EXAMPLES]
+        if examples:
+            schema.setdefault("examples", examples)
             first = examples[0]
             if schema.get("type") == "array" and isinstance(first, list) and first and "items" not in schema:
                 schema["items"] = {"type": _json_type(first[0])}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -209,12 +210,43 @@ def load_specs(path: str | Path) -> list[CapabilitySpec]:
     except UnicodeDecodeError:
         raise SpecError(str(p), ["file is not UTF-8 text"]) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_parse_int)
     except RecursionError:
         raise SpecError(str(p), [f"nesting deeper than {MAX_DEPTH} levels"]) from None
     except json.JSONDecodeError as exc:
         raise SpecError(str(p), [f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"]) from None
+    huge = [f"{path or '(root)'}: an integer of {node.digits} digits; the limit is {sys.get_int_max_str_digits()} digits"
+            for path, node in _nodes(data) if isinstance(node, _HugeInt)]
+    if huge:
+        raise SpecError(str(p), huge)
     return parse_specs(data, str(p))
+
+
+class _HugeInt:
+    """Stands in for an integer literal with more digits than Python converts (4300 by default), so that the error
+    names its field instead of json's position-less ValueError."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(text: str) -> int | _HugeInt:
+    try:
+        return int(text)
+    except ValueError:
+        return _HugeInt(len(text.lstrip("-")))
+
+
+def _nodes(value: Any) -> Any:
+    """Every value in parsed JSON with its path written like jsonschema's (`[0].knobs.entities`)."""
+    stack = [("", value)]
+    while stack:
+        path, node = stack.pop()
+        yield path, node
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(node))))
 
 
 def write_schema(path: Path = SCHEMA_PATH) -> Path:

@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from trace_envs.trajectories.errors import TrajectoryFormatError
+from trace_envs.trajectories.example_values import ExamplePool
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
@@ -47,7 +48,6 @@ ToolKind = Literal["read", "write", "other"]
 KindSource = Literal["definition", "inferred", "override"]
 KINDS = ("read", "write", "other")
 
-MAX_EXAMPLES = 3
 MAX_LIST_ITEMS = 3
 MAX_DICT_KEYS = 30
 MAX_STRING = 300
@@ -122,7 +122,11 @@ class ToolProfile(BaseModel):
         default_factory=lambda: {"type": "object", "properties": {}, "required": []},
         description="JSON Schema of the arguments seen: JSON types per argument, `required` = present in every call.",
     )
-    examples: dict[str, list[Any]] = Field(default_factory=dict, description="Up to 3 distinct values per argument.")
+    examples: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Up to 3 distinct real values per argument, none over 1,000 characters of JSON nor far longer than "
+        "the argument's typical value.",
+    )
     result_keys: list[str] = Field(default_factory=list, description="Keys of object results (of the items of lists).")
     result_example: Any = Field(default=None, description="The first non-error result, parsed and truncated.")
     result_examples: list[Any] = Field(
@@ -284,8 +288,7 @@ class _Acc:
         self.errors = 0
         self.arg_types: dict[str, set[str]] = {}
         self.arg_counts: Counter[str] = Counter()
-        self.examples: dict[str, list[Any]] = {}
-        self._example_keys: dict[str, set[str]] = {}
+        self._examples: dict[str, ExamplePool] = {}
         self.result_keys: dict[str, None] = {}
         self.result_example: Any = None
         self.has_example = False
@@ -298,13 +301,7 @@ class _Acc:
         for arg, value in call.arguments.items():
             self.arg_types.setdefault(arg, set()).add(_json_type(value))
             self.arg_counts[arg] += 1
-            ex = self.examples.setdefault(arg, [])
-            if len(ex) < MAX_EXAMPLES:
-                key = json.dumps(value, sort_keys=True, default=str)
-                seen = self._example_keys.setdefault(arg, set())
-                if key not in seen:
-                    seen.add(key)
-                    ex.append(_truncate(value))
+            self._examples.setdefault(arg, ExamplePool()).add(value)
         if call.error or call.result is None:
             return
         ok, parsed = _parse(call.result)
@@ -322,6 +319,11 @@ class _Acc:
             if isinstance(it, dict):
                 for k in it:
                     self.result_keys.setdefault(str(k), None)
+
+    @property
+    def examples(self) -> dict[str, list[Any]]:
+        """Up to MAX_EXAMPLES real values per argument, none over the size bound nor an outlier."""
+        return {arg: [_truncate(v) for v in pool.chosen()] for arg, pool in self._examples.items()}
 
     def schema(self) -> dict[str, Any]:
         props: dict[str, Any] = {}
