@@ -168,3 +168,16 @@ def test_diagnose_prints_one_run_side_by_side():
     assert "expected: update_reservation_flights(" in res.output and "agent:    update_reservation_flights(" in res.output
     res = CliRunner().invoke(app, ["diagnose", str(TAU), "--run", "gpt-4o-airline/7/9"])
     assert res.exit_code == 2 and "no such run" in res.output and "gpt-4o-airline/7/0" in res.output
+
+
+@needs_data
+def test_tau2_airline_learns_the_cancel_rule_from_the_wrong_cancels():
+    """40 runs hold too few passed cancels for the passed-runs gate; the records read before the cancels the ground
+    truth does not make (blocked) and before the ones it does (allowed) give the field the policy names."""
+    runs = [r for r in load_runs([TAU2]).runs if "airline" in r.run_id]
+    from trace_envs.mining.propose_offline import propose_offline
+
+    cands = {c.name: c for c in propose_offline(build_profile(runs), runs)}
+    refuse = cands["no_unwarranted_cancel_reservation"]
+    assert refuse.spec.params == {"field": "insurance", "allowed": ["yes"], "blocked": ["no"]}
+    assert "insurance" in refuse.spec.description

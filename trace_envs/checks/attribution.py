@@ -27,7 +27,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
+from trace_envs.trajectories.models import PROSE_ARGS, GroundTruthAction, Run, ToolCall
 
 DepartureKind = Literal[
     "missing_write", "wrong_number", "user_claim", "other_option", "invented_value", "other_value",
@@ -55,8 +55,7 @@ HANDOFF_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 REFUSAL_WORDS = ("unable to", "cannot", "can't", "can not", "not able to", "not possible", "not eligible",
                  "not allowed", "unfortunately", "i'm sorry, but", "i am sorry, but")
 MAX_EVIDENCE = 300
-# Arguments whose values are prose the agent writes (never grounded, never a record key, never compared).
-FREE_TEXT_ARGS = frozenset({"summary", "reason", "thought", "expression", "note", "notes", "comment", "message", "text"})
+FREE_TEXT_ARGS = PROSE_ARGS
 
 
 class Departure(BaseModel):

@@ -37,6 +37,10 @@ class RunView:
             self._attribution = attribute(self.run, self.kinds)
         return self._attribution  # type: ignore[return-value]
 
+    @attribution.setter
+    def attribution(self, value: Attribution | None) -> None:
+        self._attribution = value
+
     def user_text(self) -> str:
         """Every user message of the run, lower-cased, joined by newlines."""
         if self._user_text is None:

@@ -89,11 +89,13 @@ def label_runs(
     llm_labeler: Callable[[Candidate, Run], str] | None = None,
     progress: Callable[[int], None] | None = None,
     on_view: Callable[[RunView], None] | None = None,
+    attributions: dict[str, Any] | None = None,
 ) -> LabelMatrix:
     """Label every (run, candidate) pair; `runs` may be a generator (runs are not kept: constant memory per run).
 
     A labeler that raises marks that candidate's pair NA and records the first error per candidate. `on_view` sees
-    each prepared run after it is labelled (the miner's diagnosis reads its attribution there, computed once).
+    each prepared run after it is labelled (the miner's diagnosis reads its attribution there, computed once);
+    `attributions` are ones already computed, by run id (the proposer's), used instead of computing them again.
     """
     rows: list[np.ndarray] = []
     run_ids: list[str] = []
@@ -103,6 +105,8 @@ def label_runs(
     c = len(candidates)
     for run in runs:
         view = RunView(run, tool_kinds)
+        if attributions is not None and run.run_id in attributions:
+            view.attribution = attributions.pop(run.run_id)
         row = np.zeros(c, dtype=np.int8)
         for j, cand in enumerate(candidates):
             try:

@@ -169,7 +169,9 @@ def mine(
     groups = group_runs(head)
     summary = contrast_summary(groups)
     skipped: list[str] = []
-    candidates = propose_offline(profile, head, min_calls=o.min_calls, rules=rules, skipped=skipped)
+    attributions: dict[str, Any] = {}
+    candidates = propose_offline(profile, head, min_calls=o.min_calls, rules=rules, skipped=skipped,
+                                 attributions=attributions)
     warnings += [f"not proposed: {line}" for line in skipped]
     usage = None
     labeler = None
@@ -191,7 +193,8 @@ def mine(
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
     kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
     collector = DiagnosisCollector()
-    matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector)
+    matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector,
+                        attributions=attributions)
     if labeler is not None and any(c.labeler == "llm" for c in candidates):
         items = [
             (j, c, i, r)

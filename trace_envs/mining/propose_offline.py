@@ -133,8 +133,8 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
     })
 
 
-def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: PolicyRules | None = None
-                     ) -> ProposalContext:
+def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: PolicyRules | None = None,
+                     attributions: dict[str, Any] | None = None) -> ProposalContext:
     """What every family's `propose` reads: tool pairs, ground-truth counts, and the tools worth proposing over."""
     kinds = {n: t.kind for n, t in profile.tools.items()}
     gt_counts: Counter = Counter()
@@ -157,27 +157,31 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: P
         writes = [n for n, t in profile.tools.items() if t.kind == "write"]
     handoffs = [n for n, t in profile.tools.items() if t.kind != "read" and HANDOFF_PATTERN.search(n)]
     return ProposalContext(
-        profile=profile, index=ResultIndex(runs, kinds, verdicts=_verdicts(kinds)), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
+        profile=profile, index=ResultIndex(runs, kinds, verdicts=_verdicts(kinds, attributions)), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],
         handoffs=handoffs, rules=rules, runs=runs,
     )
 
 
-def _verdicts(kinds: dict[str, str]):
-    """Which writes of a run its expected actions make and which they do not (see `trace_envs.checks.attribution`)."""
+def _verdicts(kinds: dict[str, str], cache: dict[str, Any] | None = None):
+    """Which writes of a run its expected actions make and which they do not (see `trace_envs.checks.attribution`);
+    each run's attribution is kept in `cache` by run id, when given, for the labelling that follows."""
     def verdicts(run: Run) -> dict[int, bool]:
         a = attribute(run, kinds)
+        if cache is not None:
+            cache[run.run_id] = a
         return a.verdicts() if a is not None else {}
     return verdicts
 
 
 def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, max_candidates: int | None = None,
-                    rules: PolicyRules | None = None, skipped: list[str] | None = None) -> list[Candidate]:
+                    rules: PolicyRules | None = None, skipped: list[str] | None = None,
+                    attributions: dict[str, Any] | None = None) -> list[Candidate]:
     """Every registered family's proposals over the profile's tools and the runs' ground truth. Deterministic.
     `rules`: the domain policy's conditions (a rules file), which the specs carry. Proposals that cannot make a sound
     env (no field the policy decides by, ...) are left out; `skipped`, when given, receives one line on each."""
     full = domain_rules(profile, rules)
-    ctx = proposal_context(profile, list(runs), min_calls, full)
+    ctx = proposal_context(profile, list(runs), min_calls, full, attributions)
     b = _Builder(profile, ctx.index, full)
     for name, family in all_families().items():
         for proposal in family.propose(ctx):

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Requestor = Literal["agent", "user"]
 
+# Arguments whose values are prose the agent writes (never grounded, never a record key, never compared).
+PROSE_ARGS = frozenset({"summary", "reason", "thought", "expression", "note", "notes", "comment", "message", "text"})
+
 
 class ToolCall(BaseModel):
     """One tool call made during a run, joined with its result."""

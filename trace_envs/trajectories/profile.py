@@ -28,7 +28,7 @@ from trace_envs.trajectories.example_values import ExamplePool
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
-from trace_envs.trajectories.models import Run, ToolCall
+from trace_envs.trajectories.models import PROSE_ARGS, Run, ToolCall
 from trace_envs.trajectories.results import flatten
 
 __all__ = [
@@ -432,6 +432,10 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
 
     name_kinds = {name: infer_kind_from_name(name) for name in accs}
     changed, unchanged = _state_change_evidence(runs, name_kinds)
+    # A tool the source's expected actions list with arguments that are not prose is graded state: a write
+    # (tau2 telecom's refuel_data), when neither its name nor the results say otherwise.
+    expected = {g.name for r in runs for g in r.ground_truth or []
+                if g.requestor == "agent" and g.arguments and not all(k in PROSE_ARGS for k in g.arguments)}
 
     tools: dict[str, ToolProfile] = {}
     for name in sorted(accs, key=lambda n: (-accs[n].calls, n)):
@@ -448,6 +452,8 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             kind, source = "write", "inferred"
         elif name in unchanged:
             kind, source = "read", "inferred"
+        elif name in expected:
+            kind, source = "write", "inferred"
         else:
             kind, source = "other", "inferred"
         desc = None
