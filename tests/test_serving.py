@@ -72,6 +72,8 @@ def test_eight_concurrent_sessions_stay_isolated(server):
     different policy (the oracle, or the oracle with a wrong argument), each matching its in-process twin."""
     from openenv.core import GenericEnvClient
 
+    from trace_envs.remote import apply_info_delta
+
     _, url, _ = server
     n = 8
     plans = []
@@ -110,10 +112,14 @@ def test_eight_concurrent_sessions_stay_isolated(server):
         out, state = res
         _, local = plans[i]
         assert (out[0].observation["text"], out[0].observation["info"]) == local[0]
+        info = out[0].observation["info"]
         for got, want in zip(out[1:], local[1:]):
-            text, reward, terminated, truncated, info = want
-            assert (got.observation["text"], got.reward, got.done, got.observation["info"]) == \
-                (text, reward, terminated or truncated, info)
+            text, reward, terminated, truncated, want_info = want
+            # a step's info comes as what the step added (new_messages, changed keys): rebuilt, the in-process one
+            assert "messages" not in got.observation["info"]
+            info = apply_info_delta(info, got.observation["info"])
+            assert (got.observation["text"], got.reward, got.done, info) == \
+                (text, reward, terminated or truncated, want_info)
         assert state["seed"] == 100 + i and state["step_count"] == len(plans[i][0])
     rewards = [r[0][-1].reward for r in results]
     assert rewards[0::2] == [1.0] * 4 and all(r < 1.0 for r in rewards[1::2])
