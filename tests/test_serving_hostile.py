@@ -261,3 +261,16 @@ def test_step_info_carries_only_what_the_step_added(url):
     assert max(sizes) < 2 * min(sizes), sizes  # flat: about 415 bytes a step on the first env (in process: 3.3-6.4 KB)
     assert in_process[-1] > in_process[0] + 150 * (len(in_process) - 1)  # in process, the info grows every turn
     assert sum(sizes) * 5 < sum(in_process)
+
+
+def test_mcp_replies_do_not_echo_a_long_session_id(url):
+    """OpenEnv answers an unknown session id with "Unknown session_id: <the id>", whatever its length."""
+    long_id = "z" * 100_000
+    with httpx.Client(timeout=10) as http:
+        resp = http.post(f"{url}/mcp", json={**CREATE, "method": "tools/list", "params": {"session_id": long_id}})
+        assert resp.status_code == 422 and len(resp.content) < 500
+    with _ws(url) as ws:
+        frame = {"type": "mcp", "data": {**CREATE, "method": "openenv/session/close", "params": {"session_id": long_id}}}
+        reply = _ask(ws, json.dumps(frame))
+        assert reply["type"] == "mcp" and "Unknown session_id: zzz" in json.dumps(reply) and len(json.dumps(reply)) < 500
+        _episode_goes_on(ws)

@@ -32,6 +32,9 @@ _INT_DIGITS = 20  # 2**64 has 20 digits: a longer integer literal is out of rang
 _MESSAGE_DEPTH = 32  # a /ws message nests 3 levels; reset options a few more
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# OpenEnv's replies that may quote the client's input (errors; MCP replies such as "Unknown session_id: <input>").
+_QUOTING_REPLIES = ('{"type":"error"', '{"type":"mcp"')
+_SESSION_ID = 64  # OpenEnv's session ids are UUIDs (36 characters); a longer one would only be echoed back
 
 # Set while a WebSocket connection is served, so the session store can tell sessions a connection holds (closed with
 # it) from sessions made by a plain HTTP request (which must expire on their own).
@@ -148,6 +151,21 @@ def check_message(raw: str) -> None:
         check_reset(message.get("data"))
 
 
+def check_body(path: str, body: bytes) -> None:
+    """Refuse an HTTP body that is not a bounded JSON object in UTF-8, or a `/reset` with an out-of-range seed."""
+    try:
+        value = parse_json(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise Refused("INVALID_JSON", "the body is not UTF-8") from None
+    if not isinstance(value, dict):
+        raise Refused("VALIDATION_ERROR", f"the body must be a JSON object, got {type(value).__name__}")
+    if path == "/reset":
+        check_reset(value)
+    params = value.get("params")
+    if path == "/mcp" and isinstance(params, dict) and len(str(params.get("session_id", ""))) > _SESSION_ID:
+        raise Refused("VALIDATION_ERROR", f"session_id is longer than {_SESSION_ID} characters")
+
+
 def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
     """No Origin header (not a browser), a localhost origin, or one of `allowed` (exact, or '*')."""
     if origin is None:
@@ -172,7 +190,8 @@ class ServeGuard:
     """ASGI middleware applying `ServeLimits` (see the module docstring) in front of OpenEnv's app. `validate_http`:
     paths whose JSON body is parsed here with the same bounds as a WebSocket frame (a bad one is a 422)."""
 
-    def __init__(self, app: Any, limits: ServeLimits, validate_http: tuple[str, ...] = ("/reset", "/step")) -> None:
+    def __init__(self, app: Any, limits: ServeLimits,
+                 validate_http: tuple[str, ...] = ("/reset", "/step", "/mcp")) -> None:
         self.app = app
         self.limits = limits
         self.validate_http = validate_http
@@ -228,16 +247,7 @@ class ServeGuard:
                 break
         if scope["path"] in self.validate_http and body.strip():
             try:
-                text = bytes(body).decode("utf-8")
-                check = check_reset if scope["path"] == "/reset" else None
-                value = parse_json(text)
-                if not isinstance(value, dict):
-                    raise Refused("VALIDATION_ERROR", f"the body must be a JSON object, got {type(value).__name__}")
-                if check is not None:
-                    check(value)
-            except UnicodeDecodeError:
-                await _reply(send, 422, "the body is not UTF-8")
-                return
+                check_body(scope["path"], bytes(body))
             except Refused as exc:
                 await _reply(send, 422, exc.message)
                 return
@@ -261,7 +271,7 @@ class ServeGuard:
                 state["accepted"] = True
             elif kind == "websocket.close":
                 state["closed"] = True
-            elif kind == "websocket.send" and message.get("text", "").startswith('{"type":"error"'):
+            elif kind == "websocket.send" and message.get("text", "").startswith(_QUOTING_REPLIES):
                 message = {**message, "text": json.dumps(clip_json(json.loads(message["text"])))}
             await send(message)
 
