@@ -61,24 +61,26 @@ class SessionEnv(Environment[TraceAction, TraceObservation, TraceState]):
         self.env_id = env_id
         self._env = gym.make(env_id)
         self._state = TraceState(env_id=env_id)
-        self._info: dict[str, Any] = {}  # the last info sent, which the next step's delta is taken against
+        # The env's last info as it returned it: its messages are the env's own message objects, so the next step's
+        # delta compares them by identity, and only the delta is converted to JSON-safe values.
+        self._info: dict[str, Any] = {}
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, options: dict[str, Any] | None = None,
               **_: Any) -> TraceObservation:
         text, info = self._env.reset(seed=seed, options=options)
         self._state = TraceState(env_id=self.env_id, seed=seed, episode_id=episode_id or uuid.uuid4().hex)
-        self._info = _info(info)
-        return TraceObservation(text=text, info=self._info)
+        self._info = info
+        return TraceObservation(text=text, info=_info(info))
 
     def step(self, action: TraceAction, timeout_s: float | None = None, **_: Any) -> TraceObservation:
         text, reward, terminated, truncated, info = self._env.step(action.text)
         self._state.step_count += 1
         self._state.turn = int(info.get("turn", self._state.step_count))
         self._state.done = bool(terminated or truncated)
-        full, previous = _info(info), self._info
-        self._info = full
-        return TraceObservation(text=text, info=full if action.transcript else info_delta(previous, full),
-                                reward=float(reward), done=self._state.done, truncated=bool(truncated))
+        wire = info if action.transcript else info_delta(self._info, info)
+        self._info = info
+        return TraceObservation(text=text, info=_info(wire), reward=float(reward), done=self._state.done,
+                                truncated=bool(truncated))
 
     @property
     def state(self) -> TraceState:
