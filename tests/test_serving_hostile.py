@@ -222,6 +222,10 @@ def test_large_body_is_413_and_not_echoed(url):
         body = b'{"action": {"text": "' + b"x" * 20_000_000 + b'"}}'
         resp = http.post(f"{url}/step", content=body, headers=JSON)
         assert resp.status_code == 413 and len(resp.content) < 200 and str(MAX_BODY) in resp.text
+        # a body sent in chunks, without a Content-Length, is counted as it comes
+        chunks = (b"x" * 65536 for _ in range(64))
+        resp = http.post(f"{url}/reset", content=chunks, headers=JSON)
+        assert resp.status_code == 413 and len(resp.content) < 200
         # under the limit, a 422 quotes a prefix only
         resp = http.post(f"{url}/step", json={"action": {"text": "x" * 200_000}})
         assert resp.status_code == 422 and len(resp.content) < 1000

@@ -304,9 +304,11 @@ def _frame_problem(message: dict[str, Any], limit: int, on_ws: bool) -> Refused 
     text = message.get("text")
     if text is None:
         return Refused("INVALID_JSON", "binary frames are not read; send each message as a JSON text frame")
-    if len(text) > limit:  # characters, at least the bytes / 4: a cheap bound before encoding
-        return Refused("VALIDATION_ERROR", f"a frame of {len(text)} characters is larger than the server's limit of "
-                                           f"{limit} bytes")
+    if len(text) * 4 > limit:  # up to 4 bytes a character: encode only a frame that may be too large
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return Refused("VALIDATION_ERROR", f"a frame of {size} bytes is larger than the server's limit of "
+                                               f"{limit} bytes")
     try:
         if on_ws:
             check_message(text)

@@ -165,7 +165,6 @@ def build_app(env_id: str, max_sessions: int = 64, limits: ServeLimits | None = 
     sessions = _Sessions(partial(SessionEnv, env_id), TraceAction, TraceObservation, concurrency_config=ConcurrencyConfig(
         max_concurrent_envs=max_sessions, session_timeout=limits.idle_timeout_s))
     sessions.register_routes(app)
-    app.state.sessions = sessions
 
     async def short_validation_error(request: Any, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own 422 quotes the whole input (20 MB back for a 20 MB body) and fails on a non-finite float.
