@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 import time
@@ -10,6 +11,10 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
+    if "--minutes" in argv:  # the soak's length: `python -m benchmarks soak --minutes 3`
+        at = argv.index("--minutes")
+        os.environ["TRACE_ENVS_SOAK_MINUTES"] = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
     here = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names

@@ -6,7 +6,7 @@ threads. Reported: the server's start time (spawn to /health answering); steps/s
 `step` calls, and episodes/s (reset included); each as a ratio of remote to in-process measured in this run.
 
 Floor: one remote session reaches at least 1/50 of the in-process steps/s (the transport is the cost: a local
-WebSocket round trip plus the JSON of the observation and its info, which carries the whole conversation).
+WebSocket round trip plus the JSON of the observation and of what the step added to its info).
 
 `python -m benchmarks serve`; `TRACE_ENVS_SERVE_EPISODES` changes the number of episodes (default 200).
 """

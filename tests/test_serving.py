@@ -1,6 +1,7 @@
 """`trace-envs serve` on 127.0.0.1 (OpenEnv's server) used from this process over WebSocket: an oracle episode scores
 exactly what it scores in process; 8 concurrent sessions (OpenEnv's own client) stay isolated; malformed requests get
-errors and the server keeps serving; SIGTERM stops it cleanly, with a session open."""
+errors and the server keeps serving; the command line's limits apply; SIGTERM stops it cleanly, with a session open.
+Hostile clients: tests/test_serving_hostile.py."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def server(tmp_path_factory):
     """A `trace-envs serve` process: (process, base URL, stderr file)."""
     port = free_port()
     err = tmp_path_factory.mktemp("serve") / "stderr.txt"
-    proc = start_server([sys.executable, "-m", "trace_envs", "serve", ENV, "--port", str(port)], port, err,
-                        OMP_NUM_THREADS="1")
+    proc = start_server([sys.executable, "-m", "trace_envs", "serve", ENV, "--port", str(port), "--idle-timeout", "120",
+                         "--max-body", "65536"], port, err, OMP_NUM_THREADS="1")
     yield proc, f"http://127.0.0.1:{port}", err
     if proc.poll() is None:
         proc.kill()
@@ -71,6 +72,8 @@ def test_eight_concurrent_sessions_stay_isolated(server):
     """Eight sessions through OpenEnv's own GenericEnvClient, each on its own seed, stepping in lockstep with a
     different policy (the oracle, or the oracle with a wrong argument), each matching its in-process twin."""
     from openenv.core import GenericEnvClient
+
+    from trace_envs.remote import apply_info_delta
 
     _, url, _ = server
     n = 8
@@ -110,10 +113,14 @@ def test_eight_concurrent_sessions_stay_isolated(server):
         out, state = res
         _, local = plans[i]
         assert (out[0].observation["text"], out[0].observation["info"]) == local[0]
+        info = out[0].observation["info"]
         for got, want in zip(out[1:], local[1:]):
-            text, reward, terminated, truncated, info = want
-            assert (got.observation["text"], got.reward, got.done, got.observation["info"]) == \
-                (text, reward, terminated or truncated, info)
+            text, reward, terminated, truncated, want_info = want
+            # a step's info comes as what the step added (new_messages, changed keys): rebuilt, the in-process one
+            assert "messages" not in got.observation["info"]
+            info = apply_info_delta(info, got.observation["info"])
+            assert (got.observation["text"], got.reward, got.done, info) == \
+                (text, reward, terminated or truncated, want_info)
         assert state["seed"] == 100 + i and state["step_count"] == len(plans[i][0])
     rewards = [r[0][-1].reward for r in results]
     assert rewards[0::2] == [1.0] * 4 and all(r < 1.0 for r in rewards[1::2])
@@ -147,16 +154,37 @@ def test_malformed_requests_get_errors_not_a_crash(server):
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req, timeout=10)
         assert err.value.code == 422
+    valid = json.dumps({"action": {"text": "hello"}}).encode()  # a valid action: once a 500 (ResetNeeded)
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/step", data=valid,
+                                                      headers={"Content-Type": "application/json"}), timeout=10)
+    assert err.value.code == 409 and "/ws" in err.value.read().decode()
     with urllib.request.urlopen(f"{url}/health", timeout=5) as resp:
         assert resp.status == 200
     assert proc.poll() is None
 
 
-def test_unknown_env_is_one_error_line():
-    res = subprocess.run([sys.executable, "-m", "trace_envs", "serve", "trace/no_such_env"], capture_output=True,
-                         text=True, timeout=120)
+@pytest.mark.parametrize("args, says", [
+    (["trace/no_such_env"], "error: unknown env"),
+    ([ENV, "--idle-timeout", "-1"], "error: --idle-timeout must be 0 (never) or a positive number"),
+    ([ENV, "--max-body", "100"], "error: --idle-timeout must be 0 (never) or a positive number of seconds, --max-body"),
+], ids=["unknown env", "negative idle timeout", "tiny body limit"])
+def test_bad_arguments_are_one_error_line(args, says):
+    res = subprocess.run([sys.executable, "-m", "trace_envs", "serve", *args], capture_output=True, text=True,
+                         timeout=120)
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: unknown env"), res.stderr
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith(says), res.stderr
+
+
+def test_limits_from_the_command_line_apply(server):
+    """--max-body 65536: a 70,000-byte body is a 413; --idle-timeout 120 is announced at start."""
+    _, url, err = server
+    body = json.dumps({"action": {"text": "x" * 70_000}}).encode()
+    req = urllib.request.Request(f"{url}/step", data=body, headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as got:
+        urllib.request.urlopen(req, timeout=10)
+    assert got.value.code == 413 and "65536 bytes" in got.value.read().decode()
+    assert "idle timeout 120 s" in Path(err).read_text()
 
 
 def test_server_stops_cleanly(server):

@@ -2,7 +2,7 @@
 
 `RemoteEnv(url)` is a Gymnasium env whose `reset` / `step` run on the server, in a session (one env instance) of its
 own: same text actions, same observations, rewards and `info` (messages, tools, reward_breakdown, success) as
-`gym.make(env_id)` in process. OpenEnv's own clients work too: `GenericEnvClient(base_url=url)` sends
+`gym.make(env_id)` in process (the server sends each step's additions, `info_delta`; this client rebuilds the whole). OpenEnv's own clients work too: `GenericEnvClient(base_url=url)` sends
 `{"text": action}` and receives the observation as a dict.
 
     from trace_envs.remote import RemoteEnv
@@ -38,6 +38,8 @@ class TraceAction(Action):
 
     # Longer than the runtime's bound: refused by the server's validation, not truncated.
     text: str = Field(max_length=MAX_TEXT, description="The action text, as for env.step(text).")
+    transcript: bool = Field(default=False, description="Send this step's whole info (every message so far) instead "
+                                                        "of what the step added.")
 
 
 class TraceObservation(Observation):
@@ -56,6 +58,29 @@ class TraceState(State):
     seed: int | None = None
     turn: int = 0
     done: bool = False
+
+
+def info_delta(previous: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+    """What a step's `info` adds to the `previous` one, as the server sends it: `new_messages` (the messages appended
+    since), and the other keys whose value changed. Re-sending the whole conversation (system prompt and tool schemas
+    included) on every step made an episode's bytes grow with the square of its length. Where the messages were not
+    appended to (never, for the bundled runtime), the whole `messages` list goes instead."""
+    delta = {k: v for k, v in info.items() if k != "messages" and (k not in previous or previous[k] != v)}
+    before, now = previous.get("messages") or [], info.get("messages") or []
+    if len(now) >= len(before) and now[:len(before)] == before:
+        delta["new_messages"] = now[len(before):]
+    else:
+        delta["messages"] = now
+    return delta
+
+
+def apply_info_delta(previous: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """The step's whole `info` from the `previous` one and the server's `delta` (`info_delta`); a whole info (a step
+    sent with `transcript=True`) passes through."""
+    info = {**previous, **{k: v for k, v in delta.items() if k != "new_messages"}}
+    if "new_messages" in delta:
+        info["messages"] = [*(previous.get("messages") or []), *delta["new_messages"]]
+    return info
 
 
 class TraceEnvClient(EnvClient[TraceAction, TraceObservation, TraceState]):
@@ -89,6 +114,7 @@ class RemoteEnv(gym.Env[str, str]):
         self._client = TraceEnvClient(base_url=base_url, connect_timeout_s=connect_timeout_s,
                                       message_timeout_s=message_timeout_s).sync()
         self._client.connect()
+        self._info: dict[str, Any] = {}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
@@ -96,11 +122,14 @@ class RemoteEnv(gym.Env[str, str]):
         if options:
             data["options"] = options
         obs = self._client.reset(**data).observation
+        self._info = obs.info
         return obs.text, obs.info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs = self._client.step(TraceAction(text=action)).observation
-        return obs.text, float(obs.reward or 0.0), bool(obs.done and not obs.truncated), obs.truncated, obs.info
+        # The server sends what the step added; the info returned is the whole one, as in process.
+        self._info = apply_info_delta(self._info, obs.info)
+        return obs.text, float(obs.reward or 0.0), bool(obs.done and not obs.truncated), obs.truncated, self._info
 
     def state(self) -> TraceState:
         """The server-side session state (env id, seed, turn, done, steps)."""

@@ -2,24 +2,42 @@
 
 Each WebSocket session (`/ws`: reset, step, state, close) gets an env instance of its own, made with
 `gym.make(env_id)` and driven only through the public Gymnasium API, so a remote episode is the in-process episode:
-same seed, same observations, same reward and `info`. Sessions run concurrently, one worker thread each, up to
-`max_sessions`. OpenEnv's plain HTTP `/reset` and `/step` are stateless (a fresh env per call) and only useful for a
-probe; `/health`, `/schema` and `/metadata` describe the server. `trace_envs.remote.RemoteEnv` is the client.
+same seed, same observations, same reward; a step's `info` goes over the wire as what the step added
+(`trace_envs.remote.info_delta`; a step sent with `"transcript": true` carries the whole info), and
+`trace_envs.remote.RemoteEnv` rebuilds the in-process `info` from it. Sessions run concurrently, one worker thread
+each, up to `max_sessions`. OpenEnv's plain HTTP `/reset` is stateless (a fresh env per call) and only a probe; HTTP
+`/step` has no episode to step and says so (409); `/health`, `/schema` and `/metadata` describe the server.
+`trace_envs.serve_guard` bounds what clients may send and how long an idle session keeps its slot.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 import uuid
 from functools import partial
 from typing import Any
 
 import gymnasium as gym
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import EnvironmentMetadata
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, StepRequest
+from pydantic import ValidationError
+from starlette.middleware.cors import CORSMiddleware
 
-from trace_envs.remote import TraceAction, TraceObservation, TraceState
+from trace_envs.remote import TraceAction, TraceObservation, TraceState, info_delta
+from trace_envs.serve_guard import CONNECTED, ServeGuard, ServeLimits, clip_json
+
+STEP_NEEDS_SESSION = (
+    "POST /step has no episode to step: plain HTTP requests are stateless (each gets a fresh env that was never "
+    "reset). Play episodes over the WebSocket at /ws: send {\"type\": \"reset\", \"data\": {\"seed\": 0}}, then "
+    "{\"type\": \"step\", \"data\": {\"text\": ...}}; trace_envs.remote.RemoteEnv(url) does this."
+)
 
 
 def _plain(value: Any) -> Any:
@@ -43,11 +61,15 @@ class SessionEnv(Environment[TraceAction, TraceObservation, TraceState]):
         self.env_id = env_id
         self._env = gym.make(env_id)
         self._state = TraceState(env_id=env_id)
+        # The env's last info as it returned it: its messages are the env's own message objects, so the next step's
+        # delta compares them by identity, and only the delta is converted to JSON-safe values.
+        self._info: dict[str, Any] = {}
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, options: dict[str, Any] | None = None,
               **_: Any) -> TraceObservation:
         text, info = self._env.reset(seed=seed, options=options)
         self._state = TraceState(env_id=self.env_id, seed=seed, episode_id=episode_id or uuid.uuid4().hex)
+        self._info = info
         return TraceObservation(text=text, info=_info(info))
 
     def step(self, action: TraceAction, timeout_s: float | None = None, **_: Any) -> TraceObservation:
@@ -55,7 +77,9 @@ class SessionEnv(Environment[TraceAction, TraceObservation, TraceState]):
         self._state.step_count += 1
         self._state.turn = int(info.get("turn", self._state.step_count))
         self._state.done = bool(terminated or truncated)
-        return TraceObservation(text=text, info=_info(info), reward=float(reward), done=self._state.done,
+        wire = info if action.transcript else info_delta(self._info, info)
+        self._info = info
+        return TraceObservation(text=text, info=_info(wire), reward=float(reward), done=self._state.done,
                                 truncated=bool(truncated))
 
     @property
@@ -91,14 +115,78 @@ class _ClosedSocketGuard:
             pass
 
 
-def build_app(env_id: str, max_sessions: int = 64) -> Any:
-    """The FastAPI app serving `env_id` (raises gymnasium's error for an unknown id). `max_sessions`: concurrent
-    WebSocket sessions allowed (default 64); one more is refused with a CAPACITY_REACHED error."""
-    from openenv.core.env_server.http_server import create_fastapi_app
+class _Sessions(HTTPEnvServer):
+    """OpenEnv's session store, with one change: a session held by a WebSocket connection lives as long as the
+    connection (the guard closes an idle one), and a session made without one (`POST /mcp` with
+    `openenv/session/create`) expires after `idle_timeout_s` without a request. OpenEnv's own reaper would instead
+    destroy the env under a live connection, and checks only every `max(timeout / 4, 5)` s."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._connected: set[str] = set()
+
+    async def _create_session(self) -> tuple[str, Environment]:
+        session_id, env = await super()._create_session()
+        if CONNECTED.get():
+            self._connected.add(session_id)
+        return session_id, env
+
+    async def _destroy_session(self, session_id: str) -> None:
+        self._connected.discard(session_id)
+        await super()._destroy_session(session_id)
+
+    def connectionless(self) -> list[str]:
+        """Ids of the live sessions no connection holds."""
+        return [sid for sid in self._session_info if sid not in self._connected]
+
+    async def _reap_idle_sessions(self) -> None:
+        timeout = self._session_idle_timeout_s
+        if timeout is None:
+            return
+        while True:
+            await asyncio.sleep(min(max(timeout / 4, 0.05), 5.0))
+            now = time.time()
+            for sid in self.connectionless():
+                info = self._session_info.get(sid)
+                if info is not None and now - info.last_activity_at > timeout:
+                    try:
+                        await self._destroy_session(sid)
+                    except Exception as exc:  # the reaper must outlive one env's failing close
+                        print(f"warning: closing expired session {sid}: {exc}", file=sys.stderr, flush=True)
+
+
+def build_app(env_id: str, max_sessions: int = 64, limits: ServeLimits | None = None) -> Any:
+    """The FastAPI app serving `env_id` (raises gymnasium's error for an unknown id). `max_sessions`: concurrent
+    sessions allowed (default 64); one more is refused with a CAPACITY_REACHED error. `limits`: idle timeout, body size
+    and allowed origins (`ServeLimits()`: 300 s, 1 MiB, localhost only)."""
+    limits = limits or ServeLimits()
     gym.spec(env_id)
-    app = create_fastapi_app(partial(SessionEnv, env_id), TraceAction, TraceObservation,
-                             max_concurrent_envs=max_sessions)
+    app = FastAPI(title=f"trace-envs: {env_id}", version="1.0.0")
+    sessions = _Sessions(partial(SessionEnv, env_id), TraceAction, TraceObservation, concurrency_config=ConcurrencyConfig(
+        max_concurrent_envs=max_sessions, session_timeout=limits.idle_timeout_s))
+    sessions.register_routes(app)
+
+    async def short_validation_error(request: Any, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own 422 quotes the whole input (20 MB back for a 20 MB body) and fails on a non-finite float.
+        return JSONResponse(status_code=422, content={"detail": clip_json(list(exc.errors()))})
+
+    app.add_exception_handler(RequestValidationError, short_validation_error)
+
+    # OpenEnv's HTTP /step steps a fresh env that was never reset: always a 500 (gymnasium's ResetNeeded).
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/step"]
+
+    @app.post("/step", status_code=409, tags=["Environment Control"], summary="Refused: episodes run over /ws")
+    async def step_without_session(request: StepRequest) -> JSONResponse:
+        try:
+            TraceAction.model_validate(request.action)
+        except ValidationError as exc:
+            return JSONResponse(status_code=422, content={"detail": clip_json(exc.errors())})
+        return JSONResponse(status_code=409, content={"detail": STEP_NEEDS_SESSION})
+
+    if limits.allow_origins:  # allowed pages may read the replies, too
+        app.add_middleware(CORSMiddleware, allow_origins=list(limits.allow_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["content-type"])
+    app.add_middleware(ServeGuard, limits=limits)
     app.add_middleware(_ClosedSocketGuard)
     return app
 
@@ -116,17 +204,27 @@ def _check_port(host: str, port: int) -> None:
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def serve(env_id: str, host: str = "127.0.0.1", port: int = 8000, max_sessions: int = 64) -> None:
+def make_server(env_id: str, host: str, port: int, max_sessions: int = 64, limits: ServeLimits | None = None) -> Any:
+    """The uvicorn server (not started) for `build_app(env_id, max_sessions, limits)` on host:port."""
+    import uvicorn
+
+    limits = limits or ServeLimits()
+    # Frames up to 16 MiB reach the guard, which answers one past the limit with an error frame; a larger one is
+    # refused by the WebSocket layer itself (close code 1009).
+    return uvicorn.Server(uvicorn.Config(build_app(env_id, max_sessions, limits), host=host, port=port,
+                                         log_level="warning", ws_max_size=max(16 << 20, 2 * limits.max_body_bytes)))
+
+
+def serve(env_id: str, host: str = "127.0.0.1", port: int = 8000, max_sessions: int = 64,
+          limits: ServeLimits | None = None) -> None:
     """Run the server until SIGINT / SIGTERM, then shut down gracefully (open sessions are closed) and return, so the
-    process exits with status 0. Raises OSError when it cannot listen on host:port."""
+    process exits with status 0. Raises OSError when it cannot listen on host:port. `limits`: see `build_app`."""
     import signal
     import threading
 
-    import uvicorn
-
     _check_port(host, port)
-    app = build_app(env_id, max_sessions)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    limits = limits or ServeLimits()
+    server = make_server(env_id, host, port, max_sessions, limits)
 
     def stop(signum: int, frame: Any) -> None:
         server.should_exit = True
@@ -139,8 +237,9 @@ def serve(env_id: str, host: str = "127.0.0.1", port: int = 8000, max_sessions: 
         worker.start()
         while worker.is_alive():
             if server.started:
+                idle = f"{limits.idle_timeout_s:g} s" if limits.idle_timeout_s else "off"
                 print(f"serving {env_id} on http://{host}:{port} (sessions: ws://{host}:{port}/ws, up to "
-                      f"{max_sessions})", file=sys.stderr, flush=True)
+                      f"{max_sessions}; idle timeout {idle})", file=sys.stderr, flush=True)
                 break
             worker.join(0.05)
         while worker.is_alive():

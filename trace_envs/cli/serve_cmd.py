@@ -14,13 +14,23 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.")] = 8000,
     max_sessions: Annotated[int, typer.Option("--max-sessions", help="Concurrent sessions (one env each).")] = 64,
+    idle_timeout: Annotated[float, typer.Option(
+        "--idle-timeout", metavar="SECONDS",
+        help="Close a WebSocket session, and expire a session made over HTTP, after this long without a message "
+             "(0: never).")] = 300.0,
+    max_body: Annotated[int, typer.Option(
+        "--max-body", metavar="BYTES", help="Largest request body or WebSocket message (at least 1024).")] = 1 << 20,
+    allow_origin: Annotated[list[str] | None, typer.Option(
+        "--allow-origin", metavar="ORIGIN",
+        help="A browser origin allowed besides localhost, e.g. https://lab.example.org ('*': any); repeatable.")] = None,
 ) -> None:
     """Serve an env with OpenEnv's server until Ctrl-C / SIGTERM.
 
     Every WebSocket session (ws://HOST:PORT/ws; reset, step, state) gets its own env instance, so rollout workers
     in other processes or machines play isolated episodes concurrently. Clients: `trace_envs.remote.RemoteEnv(url)`
     (a Gymnasium env) or OpenEnv's `GenericEnvClient(base_url=url)` with actions `{"text": ...}`. /health, /schema
-    and /metadata describe the server.
+    and /metadata describe the server. A malformed message gets an error reply and the session goes on; an idle
+    session is closed after --idle-timeout; requests from web pages of other origins are refused.
 
     \b
     Example:
@@ -32,12 +42,17 @@ def serve(
     env_id = resolve_env(env)
     if not 0 < port < 65536 or max_sessions < 1:
         raise fail("--port must be in 1..65535 and --max-sessions at least 1")
+    if not 0 <= idle_timeout < 1e9 or max_body < 1024:
+        raise fail("--idle-timeout must be 0 (never) or a positive number of seconds, --max-body at least 1024")
     try:
+        from trace_envs.serve_guard import ServeLimits
         from trace_envs.serving import serve as run_server
     except ImportError as exc:
         raise fail(f"serving needs the serve extra ({exc.name}): pip install 'trace-envs[serve]'") from None
+    limits = ServeLimits(idle_timeout_s=idle_timeout or None, max_body_bytes=max_body,
+                         allow_origins=tuple(allow_origin or ()))
     try:
-        run_server(env_id, host=host, port=port, max_sessions=max_sessions)
+        run_server(env_id, host=host, port=port, max_sessions=max_sessions, limits=limits)
     except OSError as exc:
         raise fail(f"{exc} (is another server using the port?)") from None
 
