@@ -161,3 +161,11 @@ def test_real_questions_for_facts_get_every_fact_the_user_holds():
         if ended or lost:
             missing.append((r["text"][:80], lost))
     assert not missing, missing
+
+
+def test_the_announcing_oracles_phrases_are_real_progress_turns():
+    from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
+
+    labelled = {r["text"]: r["label"] for r in ROWS}
+    assert len(PROGRESS_PHRASES) == 18 and len(set(PROGRESS_PHRASES)) == 18
+    assert all(labelled.get(p) == "progress" and read_message(p).label == "progress" for p in PROGRESS_PHRASES)
