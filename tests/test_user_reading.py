@@ -107,7 +107,10 @@ def test_reading_is_fast():
 # ---- the exact inputs of issue 20 ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["Let me take care of that for you now.", "I'm on it.", "Alright, pulling up the details."])
+ISSUE_20_PROGRESS = ["Let me take care of that for you now.", "I'm on it.", "Alright, pulling up the details."]
+
+
+@pytest.mark.parametrize("text", ISSUE_20_PROGRESS)
 def test_progress_phrasings_of_issue_20_are_waits(text):
     assert read_message(text).label == "progress"
     user = ScriptedUser(facts={"user id": "omar_davis_9569"}, requests=[CANCEL])

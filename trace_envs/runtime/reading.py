@@ -101,6 +101,8 @@ _CONFIRM_ALL = re.compile(
     r"^to confirm, you (want|would like)|\breply \"?yes|\(yes/no\)|\byes or no\b|\bdo you confirm\b|"
     r"\bis (this|that|everything|all this) (correct|right|ok)\b|\bshall i\b|\bshould i (proceed|go ahead)"
 )
+# Every `_CONFIRM_ALL` alternative holds one of these words: a cheap test first, as most sentences hold none.
+_CONFIRM_WORDS = re.compile(r"confirm|yes|shall|should|correct|right|\bok\b")
 _DO_THAT = re.compile(r"\bwould you like me to do (that|this|so)\b")
 _REFUSAL = re.compile(
     r"\b((i|we)('m| am| are|'re)? (still |simply |currently )?(can't|cannot|can not|unable|not able)|"
@@ -233,18 +235,19 @@ def asking_segments(text: str) -> list[str]:
     out: list[str] = []
     listing = False
     for i, s in enumerate(sents):
-        if listing and len(s) < 200 and not _ASK.search(s) and "?" not in s:
+        ask = _ASK.search(s)
+        if listing and len(s) < 200 and not ask and "?" not in s:
             out.append(s)
             continue
         listing = False
         if _OFFER.search(s) and not re.search(r"\b(provide|which)\b", s):
             continue
         conditional = bool(_CONDITIONAL.match(s)) and not re.match(r"^if (so|yes)\b", s)
-        asks = _ASK_IN_CONDITIONAL.search(s) if conditional else ("?" in s or _ASK.search(s))
+        asks = _ASK_IN_CONDITIONAL.search(s) if conditional else ("?" in s or ask)
         if not asks:
             continue
-        start = asks.start() if conditional else 0
-        cut = _PURPOSE.search(s, pos=(_ASK.search(s).end() if _ASK.search(s) else start))
+        # the purpose clause that ends the request comes after its asking words
+        cut = _PURPOSE.search(s, pos=ask.end() if ask else 0)
         out.append(s[: cut.start()] if cut and cut.start() > 0 else s)
         if _BACK_REFERENCE.search(s) and i > 0:
             out.append(sents[i - 1])
@@ -253,11 +256,12 @@ def asking_segments(text: str) -> list[str]:
     return out
 
 
-def facts_asked(text: str) -> list[str]:
-    """The fact keys `text` asks for, in order of appearance (see `Reading.facts`)."""
+def facts_asked(text: str, segments: list[str] | None = None) -> list[str]:
+    """The fact keys `text` asks for, in order of appearance (see `Reading.facts`); `segments`: its
+    `asking_segments` when already known."""
     found: list[str] = []
     which = 0
-    for seg in asking_segments(text):
+    for seg in asking_segments(text) if segments is None else segments:
         seg = re.sub(r"\([^)]*\)", " ", seg)  # "(street, city, state, zip)" spells out one fact
         asked_before = bool(found)
         for key, rx in _FACT_RES:
@@ -278,7 +282,7 @@ def _confirms(sents: list[str]) -> bool:
     for i, s in enumerate(sents):
         # "Which order would you like to modify?" asks for a choice, not for a yes
         would = _WOULD_YOU.search(s) and not re.search(r"\b(which|what|how)\b[^.?!]{0,40}\bwould you", s)
-        if would or _CONFIRM_YOU_WANT.search(s) or _CONFIRM_ALL.search(s):
+        if would or _CONFIRM_YOU_WANT.search(s) or _CONFIRM_WORDS.search(s) and _CONFIRM_ALL.search(s):
             return True
         if _DO_THAT.search(s) and i > 0 and re.search(rf"\b{_WRITE}\b", sents[i - 1]):
             return True
@@ -306,7 +310,8 @@ def read_message(text: str) -> Reading:
     whole = " ".join(sents)
     signs_off = bool(_SIGNOFF.search(whole))
     confirms, refuses = _confirms(sents), _refuses(sents)
-    facts = facts_asked(text)
+    segments = asking_segments(text)
+    facts = facts_asked(text, segments)
     waits = bool(_HOLD.search(whole)) or _announces(sents)
     reading = Reading("completion_claim", facts, confirms, refuses, signs_off, waits)
     if _HANDOFF.search(whole) or ("transfer" in whole and _HOLD.search(whole)):
@@ -319,9 +324,9 @@ def read_message(text: str) -> Reading:
         reading.label = "user_instruction"
     elif confirms:
         reading.label = "confirmation_request"
-    elif _HOLD.search(whole) and _announces(sents) or _HOLD.search(whole) and not asking_segments(text):
+    elif _HOLD.search(whole) and (_announces(sents) or not segments):
         reading.label = "progress"
-    elif asking_segments(text):
+    elif segments:
         reading.label = "question_several_facts" if len(facts) > 1 else "question_one_fact"
     elif _announces(sents):
         reading.label = "progress"

@@ -258,7 +258,8 @@ class ScriptedUser:
         text = normalize(agent_text)
         question = "?" in text
         reading = read_message(agent_text)
-        if reading.label == "goodbye" or reading.signs_off and reading.label in ("completion_claim", "refusal_with_reason"):
+        closing = reading.signs_off and reading.label in ("completion_claim", "refusal_with_reason")
+        if reading.label == "goodbye" or closing:
             if reading.refuses:
                 self._refuse(agent_text, text)
             return self._end(GOODBYE_REPLY)
@@ -272,14 +273,17 @@ class ScriptedUser:
         asked = self._facts_asked(agent_text)
         facts = " ".join(f"My {label} is {self.facts[label]}." for label in asked)
         if reading.confirms or _CONFIRM.search(text) and (question or _PLEASE_CONFIRM.search(text)):
-            named = [i for i in self._named(agent_text, text, strict=True) if self._status[i] in ("pending", "declined")]
+            named = [i for i in self._named(agent_text, text, strict=True)
+                     if self._status[i] in ("pending", "declined")]
             if named:
                 return " ".join(p for p in (facts, self._confirm(named)) if p), False
             if not asked and self._pending() and reading.label == "confirmation_request":
                 return VAGUE_REPLY, False
         if asked:
             return facts, False
-        refused = reading.refuses and self._refuse(agent_text, text)
+        refused = reading.refuses
+        if refused:
+            self._refuse(agent_text, text)
         if reading.label in ("progress", "handoff") or refused and reading.waits:
             return WAIT_REPLY, False
         if refused:
@@ -304,12 +308,11 @@ class ScriptedUser:
     def _end(self, text: str) -> tuple[str, bool]:
         return f"{text} {STOP}", True
 
-    def _refuse(self, raw: str, text: str) -> bool:
+    def _refuse(self, raw: str, text: str) -> None:
         """Marks the pending requests a refusal names (all pending ones when it names none) refused."""
         named = [i for i in self._named(raw, text, strict=False) if self._status[i] == "pending"]
         for i in named or self._pending():
             self._status[i] = "refused"
-        return True
 
     def _pending(self) -> list[int]:
         return [i for i, s in enumerate(self._status) if s == "pending"]
