@@ -12,7 +12,8 @@ import pytest
 
 import trace_envs  # noqa: F401  (registers the bundled envs)
 from trace_envs.checks.clauses import DEFAULT_YES
-from trace_envs.generate.policies import run_actions
+from trace_envs.generate.policies import chatty, run_actions
+from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
 from trace_envs.runtime import STOP, ScriptedUser, UserRequest, parse_action
 from trace_envs.runtime import user as user_module
 from trace_envs.runtime.phrases import action_words, user_phrase
@@ -246,23 +247,36 @@ def test_odd_text_never_raises():
 # ---- in the env --------------------------------------------------------------------------------------------------------
 
 
-def _chatty(actions: list[str]) -> list[str]:
-    """The oracle, with a progress message before every tool call (what a careful agent does)."""
+def _chatty(actions: list[str], phrases: tuple[str, ...]) -> list[str]:
+    """The oracle, with a progress message before every tool call (what a careful agent does), `phrases` in turn."""
     out: list[str] = []
     for action in actions:
         if parse_action(action).calls:
-            out.append("Let me look into that for you.")
+            out.append(phrases[len(out) % len(phrases)])
         out.append(action)
     return out
 
 
+# The progress messages of issue 20 that ended the conversation (the first on every env), and the real agents' ones.
+ISSUE_20_PROGRESS = ("Let me take care of that for you now.", "I'm on it.", "Alright, pulling up the details.")
+
+
+@pytest.mark.parametrize("phrases", [("Let me look into that for you.",), *[(p,) for p in ISSUE_20_PROGRESS],
+                                     PROGRESS_PHRASES], ids=["look_into", "take_care", "on_it", "pulling_up", "real"])
 @pytest.mark.parametrize("name", BUNDLED)
-def test_chatty_oracle_scores_one_on_every_bundled_env(name):
+def test_chatty_oracle_scores_one_on_every_bundled_env(name, phrases):
     env = gym.make(f"trace/{name}").unwrapped
     for seed in range(12):
         env.reset(seed=seed)
-        score, info = run_actions(env, _chatty(env.oracle_actions()), seed)
+        score, info = run_actions(env, _chatty(env.oracle_actions(), phrases), seed)
         assert score == 1.0, (name, seed, info.get("reward_breakdown"))
+
+
+def test_the_validation_oracle_announces_with_real_agents_phrases():
+    actions = [_call("get_reservation_details", reservation_id="QZ7Y2K"), "Done.",
+               _call("cancel_reservation", reservation_id="QZ7Y2K")]
+    announced = chatty(actions, offset=len(PROGRESS_PHRASES) - 1)
+    assert announced == [PROGRESS_PHRASES[-1], actions[0], "Done.", PROGRESS_PHRASES[0], actions[2]]
 
 
 def test_failed_writes_do_not_satisfy_the_user():

@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
 from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.parse import parse_action
 
@@ -60,15 +61,15 @@ def passive_action(env: TraceEnv, rng: np.random.Generator, turn: int) -> str:
     return PASSIVE_TEXT
 
 
-def chatty(actions: list[str]) -> list[str]:
-    """The same actions with a progress message before every tool call ("Let me get reservation details now."): an
-    agent that announces each step must score what the silent one does."""
+def chatty(actions: list[str], offset: int = 0) -> list[str]:
+    """The same actions with a progress message before every tool call, one of the real agents' `PROGRESS_PHRASES`
+    in turn from `offset` (validation passes the seed, so that the seeds between them use every phrase): an agent
+    that announces each step must score what the silent one does."""
     out = []
     for action in actions:
-        parsed = parse_action(action)
-        if parsed.calls:
-            words = " and ".join(c.name.replace("_", " ") for c in parsed.calls)
-            out.append(f"Let me {words} now.")
+        if parse_action(action).calls:
+            out.append(PROGRESS_PHRASES[offset % len(PROGRESS_PHRASES)])
+            offset += 1
         out.append(action)
     return out
 

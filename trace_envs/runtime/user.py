@@ -1,21 +1,28 @@
 """A deterministic scripted user that behaves like a person with a request.
 
 It knows some facts (its user id, a reservation id, its reason, its payment method) and wants some things done
-(`UserRequest`s). It reads each agent message by intent, in this order:
+(`UserRequest`s). It reads each agent message with `reading.read_message` (the kind of turn: progress, a question
+for one fact or several, a confirmation request, a completion claim, a refusal, a hand-off, a goodbye, an
+instruction to act on its side; agreement with hand labels on 359 real agent turns is measured in
+tests/test_user_reading.py) and answers in this order:
 
-1. goodbye ("bye", "have a nice day", "take care"): thanks, and the conversation ends;
+1. a goodbye, or a result or refusal that signs off ("... Have a great day!"): thanks, and the conversation ends;
 1b. an instruction to do one of its `UserAction`s (something only it can do on its side): when one sentence names
    the action's verb and its object ("turn on notifications for the app", "enable the notifications"), not negated
    ("don't turn on ..."), it does it (the env runs the user-side tool) and reports it in words; each action at most
    once, and a vague sentence ("try some settings") does nothing;
-2. a question for facts it holds, by any usual phrasing ("booking reference", "confirmation code", "account number",
-   "why", "how would you like to pay"): it gives every fact asked for, as often as asked;
-3. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
-   no for a request it declines, which it then never asks for again);
+2. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
+   no for a request it declines, which it then never asks for again), and in the same reply every fact the message
+   also asks for ("Shall I cancel QZ7Y2K? Which card should the refund go to?");
+3. a question for facts it holds, by any usual phrasing ("booking reference", "confirmation code", "account number",
+   "why", "how would you like to pay", "your first and last name"): every fact asked for, in one reply, as often
+   as asked;
 4. a confirmation question that names no pending request: it asks what exactly the agent is going to do (never yes);
-5. a progress message ("let me check", "one moment"): it waits (a refusal in the same message still counts);
-6. a refusal ("I can't", "not allowed"): the requests it names (all pending when it names none) are refused and never
-   asked for again; it ends the conversation when nothing is left;
+5. a refusal ("I can't", "not allowed", "cannot be modified"): the requests it names (all pending when it names
+   none) are refused and never asked for again;
+6. a progress message ("let me check", "one moment", "I'm on it", "pulling up the details") or a hand-off: it waits
+   (a refusal in the same message still counts); after a refusal that announces nothing it ends the conversation
+   when nothing is left, else asks for the next request;
 7. any other statement: it ends the conversation once every request is resolved, else nudges for the first pending
    one and gives up after `MAX_NUDGES` nudges with no tool call in between;
 8. any other question: it does not know; it repeats what it wants (or ends the conversation when nothing is pending).
@@ -31,10 +38,10 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from trace_envs.runtime.reading import MAX_READ, SENTENCE_END, asking_segments, read_message
 from trace_envs.runtime.scenario import UserAction, UserRequest
 
 STOP = "###STOP###"
-MAX_READ = 4_000
 
 GOODBYE_REPLY = "Thank you, goodbye."
 YES_REPLY = "Yes, please go ahead."
@@ -49,13 +56,8 @@ MAX_NUDGES = 3
 
 Status = Literal["pending", "done", "declined", "refused"]
 
-_GOODBYE = re.compile(
-    r"\b(good ?bye|bye|have an? (nice|great|good|wonderful|lovely) (day|one|evening|trip|flight|weekend)|take care)\b"
-)
-_ASK_START = re.compile(
-    r"^(could|can|may|would|will|please|kindly|what|which|whats|what's|tell me|provide|give me|share|send me|"
-    r"let me know|i need|i'll need|i will need|i'd need|i would need)\b"
-)
+# A confirmation the user answers when it names one of its requests: broader than `read_message`'s confirmation
+# request, because naming the request's action and target (see `_named`) already guards the yes.
 _CONFIRM = re.compile(
     r"\b(confirm|confirmation|proceed|shall i|should i|go ahead|do you want me to|would you like me to|ok to|okay to|"
     r"is (that|this|it) (correct|right|ok|okay|fine|alright)|yes or no|are you sure|can i go|may i|"
@@ -63,19 +65,7 @@ _CONFIRM = re.compile(
 )
 # A confirmation asked without a question mark.
 _PLEASE_CONFIRM = re.compile(r"\b(please|kindly|can you|could you) confirm\b")
-# "let me know" asks the user for something; it announces no step.
-_PROGRESS = re.compile(
-    r"\b(let me(?! know)|i'll|i will|i'm going to|i am going to|one moment|just a moment|a moment please|please wait|"
-    r"give me a (moment|second|minute)|checking|looking into|looking up|allow me|bear with me|hold on|one second)\b"
-)
-# "I can't find it" reports a failed lookup, not a refusal of the request.
-_REFUSAL = re.compile(
-    r"\b(i can't|i cannot|i can not|we can't|we cannot|i'm unable|i am unable|we're unable|we are unable|"
-    r"not able to|not allowed|not permitted|does not allow|doesn't allow|do not allow|don't allow|"
-    r"i'm sorry, but|i am sorry, but)\b(?! (seem to )?(to )?(find|locate|see|access|retrieve|load|look))"
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-
+_OPTIONS = re.compile(r"\([^)]*\)|\"[^\"]*\"|\b(e\.g\.|such as|for example|like)\b.*")
 # Other names people use for ids of the user's own records and for its account.
 _ID_SUFFIXES = ("id", "number", "code", "reference", "ref", "no")
 _NOUN_GROUPS = ({"reservation", "booking", "trip"}, {"order", "purchase"})
@@ -88,6 +78,17 @@ _ACCOUNT_REFERENCES = (
     "user id", "account id", "account number", "customer id", "customer number", "username", "user name",
     "profile id", "member id", "member number",
 )
+
+
+# How agents ask for the personal facts a user gives to be identified ("your first and last name", "your zip").
+_NAME = ("first and last name", "full name", "your name", "the name", "name on the account")
+_PERSONAL: dict[str, tuple[str, ...]] = {
+    "first name": _NAME, "last name": _NAME, "name": _NAME, "full name": _NAME,
+    "email": ("email", "e mail", "email address"), "email address": ("email", "e mail"),
+    "zip code": ("zip", "zip code", "postal code", "postcode"), "zip": ("zip code", "postal code"),
+    "phone number": ("phone number", "phone", "mobile number", "which line", "the line"),
+    "date of birth": ("date of birth", "birth date", "birthday", "dob"),
+}
 
 
 def normalize(text: str) -> str:
@@ -110,10 +111,12 @@ def label_phrasings(label: str, aliases: list[str] | tuple[str, ...] = ()) -> li
         nouns = next((g for g in _NOUN_GROUPS if noun in g), {noun})
         out += [f"{n} {s}" for n in sorted(nouns) for s in _ID_SUFFIXES]
         out += _RECORD_REFERENCES
+        out += [f"which {n}" for n in sorted(nouns)]  # "which reservation is it?" asks for its id
     if "reason" in words:
         out += ["reason", "why"]
     if "payment" in words:
         out += ["payment", "pay with", "pay", "card"]
+    out += _PERSONAL.get(norm, ())
     return list(dict.fromkeys(p for p in out if p))
 
 
@@ -169,7 +172,7 @@ def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[s
     if not verbs or not objects:
         return False
     verb_re, object_re = _verbs_regex(tuple(verbs)), _words_regex(list(objects))
-    return any(_names(normalize(s), verb_re, object_re) for s in _SENTENCE_END.split(text[:MAX_READ]))
+    return any(_names(normalize(s), verb_re, object_re) for s in SENTENCE_END.split(text[:MAX_READ]))
 
 
 def _target_regex(target: str) -> re.Pattern[str]:
@@ -254,7 +257,11 @@ class ScriptedUser:
         agent_text = agent_text[:MAX_READ]  # like a person, the user reads the start of a wall of text, not all of it
         text = normalize(agent_text)
         question = "?" in text
-        if _GOODBYE.search(text):
+        reading = read_message(agent_text)
+        closing = reading.signs_off and reading.label in ("completion_claim", "refusal_with_reason")
+        if reading.label == "goodbye" or closing:
+            if reading.refuses:
+                self._refuse(agent_text, text)
             return self._end(GOODBYE_REPLY)
         instructed = self._instructed(agent_text)
         if instructed:
@@ -264,22 +271,22 @@ class ScriptedUser:
                 self._performed.append(self.actions[i])
             return " ".join(self.actions[i].report for i in instructed), False
         asked = self._facts_asked(agent_text)
-        if asked:
-            return " ".join(f"My {label} is {self.facts[label]}." for label in asked), False
-        if _CONFIRM.search(text) and (question or _PLEASE_CONFIRM.search(text)):
-            named = [i for i in self._named(agent_text, text, strict=True) if self._status[i] in ("pending", "declined")]
+        facts = " ".join(f"My {label} is {self.facts[label]}." for label in asked)
+        if reading.confirms or _CONFIRM.search(text) and (question or _PLEASE_CONFIRM.search(text)):
+            named = [i for i in self._named(agent_text, text, strict=True)
+                     if self._status[i] in ("pending", "declined")]
             if named:
-                return self._confirm(named), False
-            if self._pending():
+                return " ".join(p for p in (facts, self._confirm(named)) if p), False
+            if not asked and self._pending() and reading.label == "confirmation_request":
                 return VAGUE_REPLY, False
-        refusal = bool(_REFUSAL.search(text))
-        if refusal:
-            named = [i for i in self._named(agent_text, text, strict=False) if self._status[i] == "pending"]
-            for i in named or self._pending():
-                self._status[i] = "refused"
-        if _PROGRESS.search(text):
+        if asked:
+            return facts, False
+        refused = reading.refuses
+        if refused:
+            self._refuse(agent_text, text)
+        if reading.label in ("progress", "handoff") or refused and reading.waits:
             return WAIT_REPLY, False
-        if refusal:
+        if refused:
             nxt = self._pending()
             if not nxt:
                 return self._end(REFUSED_REPLY)
@@ -301,6 +308,12 @@ class ScriptedUser:
     def _end(self, text: str) -> tuple[str, bool]:
         return f"{text} {STOP}", True
 
+    def _refuse(self, raw: str, text: str) -> None:
+        """Marks the pending requests a refusal names (all pending ones when it names none) refused."""
+        named = [i for i in self._named(raw, text, strict=False) if self._status[i] == "pending"]
+        for i in named or self._pending():
+            self._status[i] = "refused"
+
     def _pending(self) -> list[int]:
         return [i for i, s in enumerate(self._status) if s == "pending"]
 
@@ -316,7 +329,7 @@ class ScriptedUser:
         out: list[int] = []
         if not self.actions:
             return out
-        for sentence in _SENTENCE_END.split(raw):
+        for sentence in SENTENCE_END.split(raw):
             text = normalize(sentence)
             for i, (verb_re, object_re) in enumerate(self._instruction_res):
                 if not self._acted[i] and i not in out and _names(text, verb_re, object_re):
@@ -340,21 +353,22 @@ class ScriptedUser:
         return out
 
     def _facts_asked(self, raw: str) -> list[str]:
-        """Labels of facts some sentence of `raw` asks for: it is a question (a "?" or a request-like opening), names
-        the fact by any phrasing, does not already state the fact's value, and is not a confirmation question about
-        a request."""
+        """Labels of facts `raw` asks for: some part of it that asks something (a question, a request, the items of
+        a list it asks for, see `reading.asking_segments`) names the fact by any phrasing, does not already state
+        the fact's value, and is not a confirmation question about a request."""
         if not self.facts:
             return []
         asked: list[str] = []
-        for sentence in _SENTENCE_END.split(raw):
-            text = normalize(sentence)
-            if not text or not ("?" in text or _ASK_START.search(text)):
+        for segment in asking_segments(raw):
+            text = normalize(segment)
+            if _CONFIRM.search(text) and self._named(segment, text, strict=True):
                 continue
-            if _CONFIRM.search(text) and self._named(sentence, text, strict=True):
-                continue
+            # a value among the options the agent offers ("(change of plan, airline cancelled flight, ...)") is
+            # not one the agent states as known
+            stated = _OPTIONS.sub(" ", segment.lower())
             for label, pattern in self._fact_res.items():
                 value = str(self.facts[label])
-                if label not in asked and pattern.search(text) and value.lower() not in sentence.lower():
+                if label not in asked and pattern.search(text) and value.lower() not in stated:
                     asked.append(label)
         return [label for label in self.facts if label in asked]
 
