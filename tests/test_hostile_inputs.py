@@ -103,15 +103,15 @@ def test_a_spec_tool_takes_no_example_over_the_bound_from_any_profile():
 
 @needs_data
 def test_megabyte_arguments_still_mine_envs_that_all_publish(tmp_path):
-    """Before: all 4 kept capabilities failed validation (the oracle scored 0.00 on seeds 1, 3, 4, 6, 8)."""
+    """Before: every kept capability failed validation (the oracle scored 0.00 on seeds 1, 3, 4, 6, 8)."""
     log = inject(MEGABYTE, tmp_path / "airline-1mb.json")
     mined = cli("mine", log, "-o", tmp_path / "mined", "-q")
     assert mined.returncode == 0, mined.stderr[-2000:]
     caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
-    assert len(caps) == 4 and "AAAA" not in json.dumps(caps)
+    assert len(caps) >= 4 and "AAAA" not in json.dumps(caps)
     res = cli("generate", tmp_path / "mined" / "capabilities.json", "-o", tmp_path / "envs", "--json")
     results = [json.loads(line) for line in res.stdout.splitlines()]
-    assert res.returncode == 0 and len(results) == 4, res.stderr[-2000:]
+    assert res.returncode == 0 and len(results) == len(caps), res.stderr[-2000:]
     assert all(r["published"] and r["report"]["oracle"] == 1.0 for r in results), [r["error"] for r in results]
 
 

@@ -21,23 +21,25 @@ from trace_envs.trajectories.loaders import load_runs
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = DATA / "tau2-bench" / "results"
+# data set -> (files, domain, capabilities at least kept): tau2 retail's 12 failed runs show one major kind of failure
+# (a requested write dropped), so two completion capabilities are what its data supports
 SETS = {
-    "tau-bench-airline": ([DATA / "tau-bench" / "gpt-4o-airline.json"], "airline"),
-    "tau2-airline": (sorted(RESULTS.glob("*airline*.json")), "airline"),
-    "tau2-retail": (sorted(RESULTS.glob("*retail*.json")), "retail"),
-    "planted": (None, "planted"),
+    "tau-bench-airline": ([DATA / "tau-bench" / "gpt-4o-airline.json"], "airline", 4),
+    "tau2-airline": (sorted(RESULTS.glob("*airline*.json")), "airline", 3),
+    "tau2-retail": (sorted(RESULTS.glob("*retail*.json")), "retail", 2),
+    "planted": (None, "planted", 8),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_every_mined_capability_passes_the_extended_validation(name, tmp_path):
-    paths, domain = SETS[name]
+    paths, domain, at_least = SETS[name]
     if domain == "planted":
         runs, rules = generate_planted(2000, 0), PLANTED_RULES
     else:
         runs, rules = load_runs(paths).runs, load_rules(ROOT / "examples" / "rules" / f"{domain}.yaml")
     result = mine(runs, options=MineOptions(), rules=rules)
-    assert len(result.capabilities) >= 3, [c.name for c in result.capabilities]
+    assert len(result.capabilities) >= at_least, [c.name for c in result.capabilities]
     assert all(": " in w for w in result.warnings if w.startswith("not proposed"))  # each with its reason
     failures = []
     for spec in result.capabilities:
