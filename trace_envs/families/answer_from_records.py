@@ -40,20 +40,23 @@ from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
 from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import RecordEnv, ScenarioError, new_state
-from trace_envs.trajectories.results import ResultIndex, flatten
+from trace_envs.trajectories.results import ResultIndex
 
 MIN_ASKING_RUNS = 2  # a field one user asked about once is no recurring question
 MAX_FIELDS = 4
+MAX_DEPTH = 6
 # A question, as real users put one: a question mark, an interrogative opening, or "tell me / let me know ...".
 QUESTION = re.compile(
     r"\?\s*$|^\W*(?:hi\W+|hello\W+|also\W+|and\W+|so\W+)?(?:what|which|when|where|how|is|are|does|do|did|was|were|"
     r"can you|could you|would you|will you)\b|\b(?:tell me|let me know|like to know|want to know|wondering|"
-    r"remind me)\b",
+    r"remind me)\b|\bI(?: really| just)? (?:need|want|would like|'d like) (?:to (?:know|check|find out|get|see) )?"
+    r"(?:the|my|what|which|how|when)\b",
     re.IGNORECASE,
 )
 # Values no sentence can be said to state: yes/no flags match half the sentences a person writes.
 UNTELLABLE = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
-_ID_PATH = re.compile(r"\d{3}|(?:^|\.)(?:id|\w+_id)$")
+_ID_SEGMENT = re.compile(r"\d{3}")  # a key with an id in it: one user's payment method, one product's variant
+OWNER_FIELDS = frozenset({"user_id", "customer_id", "account_id", "owner_id"})
 
 
 class AnswerParams(BaseModel):
@@ -129,17 +132,36 @@ def field_words(path: str) -> str:
     return (named[-1] if named else path).replace("_", " ")
 
 
+def _field_pattern(path: str) -> str:
+    """The field's words as a regex; an id is also called a number ("tracking id" ~ "tracking number")."""
+    words = field_words(path)
+    forms = [words] + ([words[:-3] + " number"] if words.endswith(" id") else [])
+    return "(?:" + "|".join(r"[\s_-]+".join(map(re.escape, f.split())) for f in forms) + ")"
+
+
 def asks_about(texts: list[str], path: str) -> bool:
-    """Whether one of the user's `texts` holds a question (see QUESTION) that names the field at `path`."""
-    words = re.compile(rf"\b{re.escape(field_words(path))}s?\b", re.IGNORECASE)
-    return any(words.search(s) and QUESTION.search(s) for t in texts for s in sentences(t))
+    """Whether one of the user's `texts` holds a question (see QUESTION) that asks for the field at `path`: its
+    words after "the", a question word ("what", "which", "how much", ...) or "my <word>" ("the status of my order",
+    "what date", "my flight date"), never right after "my" ("my name and zip code" hands them over)."""
+    asked = re.compile(
+        rf"\b(?:(?:the|what|what's|whats|which|how much|how many|when|is|are)\s+(?:\w+\s+){{0,2}}"
+        rf"|my\s+(?!and\b|or\b)\w+\s+){_field_pattern(path)}s?\b",
+        re.IGNORECASE,
+    )
+    return any(asked.search(s) and QUESTION.search(s) for t in texts for s in sentences(t))
 
 
-def askable(path: str, key: str) -> bool:
-    """A field a user could ask for: not the key, nor an id (a path with an id-like segment), nor an item of a list of
-    plain values (`reservations.0`: one of many)."""
+def askable(path: str, key: str, record: Any = None) -> bool:
+    """A field a user could ask for: not the key, nor the record's owner, nor under an id-like key
+    (`payment_methods.credit_card_7815826.id`), nor a search's options (a result that is a list); an item of a list
+    of plain values only when the list (in `record`, when given) holds that one value (an order's tracking id)."""
     parts = path.split(".")
-    return path != key and not _ID_PATH.search(path) and not parts[-1].isdigit() and not parts[0].isdigit()
+    if path == key or parts[-1] in OWNER_FIELDS or _ID_SEGMENT.search(path) or parts[0].isdigit():
+        return False
+    if parts[-1].isdigit() and record is not None:
+        found, items = get_path(record, ".".join(parts[:-1]))
+        return found and isinstance(items, list) and len(items) == 1
+    return True
 
 
 class AnswerFromRecords(Family):
@@ -248,14 +270,29 @@ def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None 
     for c in run.agent_calls:
         if c.name != tool or c.error or not c.result:
             continue
-        for path, value in flatten(parse_result(c.result)).items():
-            if (fields is not None and path not in fields) or not tellable(value) or not askable(path, key or ""):
+        parsed = parse_result(c.result)
+        for path, value in leaf_paths(parsed).items():
+            if ((fields is not None and path not in fields) or not tellable(value)
+                    or not askable(path, key or "", parsed)):
                 continue
             if path not in asked:
                 asked[path] = asks_about(users, path)
             if asked[path] and not text_mentions(value, heard):
                 out.append((c.arguments.get(key) if key else None, path, value))
     return out
+
+
+def leaf_paths(value: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
+    """Dotted paths to the scalar leaves of a record, lists by their first item, as deep as an order's
+    `fulfillments.0.tracking_id.0` (`ResultIndex.flatten` stops above it)."""
+    if depth > MAX_DEPTH:
+        return {}
+    if isinstance(value, dict):
+        return {p: v for k, x in value.items() if isinstance(k, str)
+                for p, v in leaf_paths(x, f"{prefix}{k}.", depth + 1).items()}
+    if isinstance(value, list):
+        return leaf_paths(value[0], f"{prefix}0.", depth + 1) if value else {}
+    return {prefix[:-1]: value} if prefix and value is not None else {}
 
 
 def asked_fields(ctx: ProposalContext, read: str, key: str) -> list[str]:
