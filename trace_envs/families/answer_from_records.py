@@ -154,12 +154,12 @@ def asks_about(texts: list[str], path: str) -> bool:
 def askable(path: str, key: str, record: Any = None) -> bool:
     """A field a user could ask for: not the key, nor the record's owner, nor under an id-like key
     (`payment_methods.credit_card_7815826.id`), nor a search's options (a result that is a list); an item of a list
-    of plain values only when the list (in `record`, when given) holds that one value (an order's tracking id)."""
+    of plain values only when the list in `record` holds that one value (an order's tracking id)."""
     parts = path.split(".")
     if path == key or parts[-1] in OWNER_FIELDS or _ID_SEGMENT.search(path) or parts[0].isdigit():
         return False
-    if parts[-1].isdigit() and record is not None:
-        found, items = get_path(record, ".".join(parts[:-1]))
+    if parts[-1].isdigit():
+        found, items = get_path(record, ".".join(parts[:-1])) if record is not None else (False, None)
         return found and isinstance(items, list) and len(items) == 1
     return True
 
@@ -178,8 +178,8 @@ class AnswerFromRecords(Family):
         return _told_check(read, key, read_target, {"$var": "answer"})
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        tool, key, fields = args.get("tool"), args.get("key"), args.get("fields") or []
-        if tool not in view.called or not fields:
+        tool, key, fields = args.get("tool"), args.get("key"), args.get("fields")
+        if tool not in view.called:
             return "NA"
         held = asked_values(view.run, tool, key, fields)
         if not held:
@@ -195,8 +195,8 @@ class AnswerFromRecords(Family):
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         r, k = roles.get("read"), roles.get("key")
-        field = roles.get("field")
-        return (_read_made(r), {"tool": r, "key": k, "fields": [field] if field else []}) if r and k else None
+        # the fields users ask about are not known here: any askable field of the record counts
+        return (_read_made(r), {"tool": r, "key": k, "fields": None}) if r and k else None
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
@@ -228,7 +228,7 @@ class AnswerFromRecords(Family):
              if askable(p, key) and len(values) >= 2 and all(tellable(v) for v in values)),
             key=lambda p: (len(fields[p]) > 8, -sum(fields[p].values()), p),
         )
-        field = roles.get("field") or (ranked[0] if ranked else "status")
+        field = ranked[0] if ranked else "status"
         return {"field": field, "label": path_words(field)}, f" The user asks for the {path_words(field)}."
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
