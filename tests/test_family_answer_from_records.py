@@ -4,6 +4,7 @@ tau2 retail runs."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from trace_envs.checks.run_view import RunView
 from trace_envs.checks.text import scalar_leaves
 from trace_envs.families import get_family
 from trace_envs.generate.policies import run_actions, run_scripted
-from trace_envs.generate.publish import generate_one
+from trace_envs.envs_loader import env_class, import_module_from
+from trace_envs.generate.publish import MODULE_FILE, generate_one
 from trace_envs.mining.label import label_view
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.runtime.world import call
@@ -132,6 +134,13 @@ def test_the_mined_airline_candidate_makes_a_sound_env(airline, tmp_path):
     result = generate_one(spec, tmp_path)
     assert result.published, result.error
     assert result.report.oracle == 1.0 and max(result.report.mutants.values()) == 0.0
+    env = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))()
+    env.reset(seed=4)
+    b = env.scenario.bindings
+    assert "date of the first flight of my reservation" in env.opening
+    day = dt.date.fromisoformat(b["answer"])
+    said = f"Your first flight is on {day:%B} {day.day}, {day.year}. Anything else?"  # "May 17, 2024"
+    assert run_actions(env, [call("get_reservation_details", reservation_id=b["target"]), said], seed=4)[0] == 1.0
 
 
 def _label(domain, name, run_id, **changes):

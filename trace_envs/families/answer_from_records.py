@@ -208,9 +208,9 @@ class AnswerFromRecords(Family):
             top = fields[0]
             out.append(Proposal(
                 name=f"tell_{field_words(top).replace(' ', '_')}_after_{r}",
-                description=f"When the user asks about a record (its {listing_words(fields)}), look it up with {r} "
-                "and tell the user the value in a sentence; never read the answer and leave it unsaid, and never "
-                "paste the record.",
+                description=f"When the user asks for {listing_words(fields)} of one of their records, look it up "
+                f"with {r} and tell the user the value in a sentence; never read the answer and leave it unsaid, and "
+                "never paste the record.",
                 roles={"read": r, "key": k},
                 label_check=_read_made(r),
                 label_args={"tool": r, "key": k, "fields": fields},
@@ -303,7 +303,7 @@ def asked_fields(ctx: ProposalContext, read: str, key: str) -> list[str]:
 
 
 def listing_words(paths: list[str]) -> str:
-    names = list(dict.fromkeys(path_words(p) for p in paths))
+    names = list(dict.fromkeys(f"the {path_words(p)}" for p in paths))
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
