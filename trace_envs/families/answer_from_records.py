@@ -7,14 +7,15 @@ then communicate"), pasting the record, or listing many of its values earns noth
 writing anything zeroes the score. The user has other records with other values there, so the value of the wrong
 record is a wrong answer. Bindings: `target`, `answer`.
 
-Example episode (retail):
+Example episode (`trace/retail_tell_order_status`, seed 0):
 
-    user:  Hi! My user id is yusuf_rossi_9620. Could you tell me the status of my order #W2378156?
-    agent: get_order_details(order_id=#W2378156)
-    agent: The status of order #W2378156 is delivered. Is there anything else? If not, have a nice day!
+    user:  Hi! My user id is isabella_lopez_7655. Could you tell me the status of my order #W4919065?
+    agent: get_order_details(order_id=#W4919065)
+    agent: The status of order #W4919065 is pending. Is there anything else? If not, have a nice day!
 
 Labelling a real run: it applies when the run read a record (with the candidate's read) holding a value of a field a
-user question of the run names ("what is the date of my flight?"). A run that stated that value after the read is
+user question of the run asks for ("Can you give me the tracking number for that order?") that the user had not said
+themselves. A run that stated that value after the read is
 PRESENT. Where the source has expected actions, a failed run whose only departure is `said` (every write right, the
 failure in what was said) and that never stated it is LACKING, anything else NA; without expected actions, a run that
 never stated it is LACKING.
