@@ -1,4 +1,5 @@
-"""Build the hand-written example specs, one per capability family, over the real tau-bench airline domain.
+"""Build the hand-written example specs, one per capability family, over the real tau-bench airline domain (and one
+over the real tau2-bench retail domain).
 
     .venv/bin/python examples/specs/build_example_specs.py [--data ../shared/data/tau-bench] [--out examples/specs]
 
@@ -275,12 +276,48 @@ def build(data: Path) -> list[CapabilitySpec]:
     ]
 
 
+# tau2-bench's own tool descriptions (tau2/domains/retail/tools.py).
+RETAIL_DESCRIPTIONS = {
+    "get_order_details": "Get the status and details of an order.",
+    "cancel_pending_order": "Cancel a pending order. If the order is already processed or delivered, it cannot be "
+    "cancelled.",
+}
+
+
+def build_retail(data: Path) -> list[CapabilitySpec]:
+    """The example over tau2 retail (the gpt-4.1 runs and retail policy.md): its users ask what they cannot see,
+    an order's status, and the answer is on the record."""
+    runs = load_runs([data / "results" / "gpt-4.1_retail.json", data / "results" / "ft-gpt-4.1_retail.json"]).runs
+    profile = build_profile(runs)
+    read, cancel = (tool_spec(profile, n, description=RETAIL_DESCRIPTIONS[n]) for n in RETAIL_DESCRIPTIONS)
+    lines = (data / "domains" / "retail" / "policy.md").read_text().splitlines()
+    policy = "\n".join(next(line for line in lines if line.startswith(start)) for start in (
+        "Once the user has been authenticated, you can provide the user with information about order",
+        "You can only help one user per conversation",
+        "You should deny user requests that are against this policy.",
+    ))
+    rules = load_rules(HERE.parent / "rules" / "retail.yaml")
+    roles, params, knobs = {"read": read.name, "key": "order_id"}, {"field": "status", "label": "status"}, \
+        ScenarioKnobs(entities=3)
+    return [CapabilitySpec(
+        name="retail_tell_order_status", family="answer_from_records", domain="retail",
+        description="When the user asks about one of their orders (its status), look the order up with "
+        "get_order_details and tell the user what it shows in a sentence: reading the answer and leaving it unsaid, "
+        "pasting the order or reading another order earns nothing, and nothing may be changed.",
+        tools=[read, cancel], roles=roles, params=params, policy=policy,
+        hint="Call get_order_details with the order id the user gave, then tell the user the order's status.",
+        knobs=knobs, rules=rules.model_copy(update={"writes": []}),
+        invariants=profile.invariants.get(read.name, []),
+        check=env_check("answer_from_records", roles, params, requests=knobs.requests),
+    ).with_hash()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with gpt-4o-airline.json and airline-wiki.md")
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args()
-    for s in build(args.data):
+    for s in [*build(args.data), *build_retail(args.data.parent / "tau2-bench")]:
         path = args.out / f"{s.name}.json"
         path.write_text(json.dumps(s.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
         print(path)
