@@ -36,7 +36,8 @@ _USER = re.compile(r"user id is ([A-Za-z0-9_]+)", re.I)
 _ASK = re.compile(r"\b(cancel|update|change|modify)(?: the (\w+) of)? (?:my )?reservation(?: id)? ([A-Z0-9]{6})\b")
 _ANY_ID = re.compile(r"\breservation(?: id)?(?: is|:)? ([A-Z0-9]{6})\b")
 _DETAILS = re.compile(r"Use these details(?: for each of them)?: (\{.*?\})(?:\.\s|\.$|$)")
-_FROM_RECORD = re.compile(r"For the ([a-z ,]+?),? use the (?:same )?one (?:as )?on my reservation")
+_SEARCH = re.compile(r"with origin ([A-Z]{3}), destination ([A-Z]{3}) and date (\d{4}-\d{2}-\d{2})")
+_WINDOW = re.compile(r"departure time(?: est)? (before|after) (\d{1,2}:\d{2}(?::\d{2})?)")
 COVERED = ("health", "weather")
 REASONS = (("airline cancelled", "airline cancelled flight"), ("cancelled by the airline", "airline cancelled flight"),
            ("change of plan", "change of plan"), ("health", "health"), ("weather", "weather"))
@@ -49,6 +50,9 @@ class _Task:
     tool: str
     rid: str
     details: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, str] | None = None  # the flight the user looks for (origin, destination, date)
+    window: tuple[str, str] | None = None  # (before | after, HH:MM:SS) on the departure time
+    cheapest: bool = False
     outcome: str = ""  # done, refused, transferred
 
 
@@ -187,7 +191,78 @@ def _parse(env) -> list[_Task]:
         tool = "cancel_reservation" if verb == "cancel" else f"update_reservation_{thing or 'flights'}"
         if tool in writes and all(t.rid != rid or t.tool != tool for t in tasks):
             tasks.append(_Task(tool, rid, dict(details)))
+    found, window = _SEARCH.search(text), _WINDOW.search(text.lower())
+    for task in tasks:
+        if task.tool == "update_reservation_flights" and found and "flights" not in task.details:
+            task.search = dict(zip(("origin", "destination", "date"), found.groups()))
+            task.window = (window.group(1), _clock(window.group(2))) if window else None
+            task.cheapest = "lowest price" in text.lower() or "cheapest" in text.lower()
     return tasks
+
+
+def _clock(text: str) -> str:
+    parts = text.split(":")
+    return ":".join(p.zfill(2) for p in (parts + ["00"])[:3])
+
+
+def _search_result(env, search: dict[str, str]) -> list[dict[str, Any]] | None:
+    """The flights of the latest search the agent made for `search`."""
+    calls = [m for m in env.messages if m["role"] == "assistant" and m.get("tool_calls")]
+    last = None
+    for i, m in enumerate(env.messages):
+        for tc in m.get("tool_calls") or []:
+            fn = tc.get("function", {})
+            if fn.get("name") == "search_direct_flight" and json.loads(fn.get("arguments") or "{}") == search:
+                last = i
+    if last is None or not calls:
+        return None
+    reply = next((m for m in env.messages[last + 1:] if m["role"] == "tool"), None)
+    try:
+        data = json.loads(reply["content"]) if reply else None
+    except ValueError:
+        return []
+    return data if isinstance(data, list) else []
+
+
+def _pick(task: _Task, flights: list[dict[str, Any]], cabin: str, travellers: int) -> list[dict[str, Any]]:
+    """The searched flights the user's constraints allow: bookable ("available"), with a seat in the cabin for every
+    passenger, in the departure window; the cheapest in the cabin when the user wants the lowest price."""
+    fits = []
+    for f in flights:
+        seats = (f.get("available_seats") or {}).get(cabin)
+        if f.get("status") != "available" or not isinstance(seats, int) or seats < travellers:
+            continue
+        if task.window:
+            side, clock = task.window
+            leaves = _clock(str(f.get("scheduled_departure_time_est", "")))
+            if (side == "before" and not leaves < clock) or (side == "after" and not leaves > clock):
+                continue
+        fits.append(f)
+    if task.cheapest and fits:
+        low = min((f.get("prices") or {}).get(cabin, float("inf")) for f in fits)
+        fits = [f for f in fits if (f.get("prices") or {}).get(cabin) == low]
+    return fits
+
+
+def _new_itinerary(record: dict[str, Any], task: _Task, flight: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The reservation's entire new flight list: the segment on the searched route replaced, the others kept; None
+    when no segment flies that route (the change would alter the trip's origin or destination)."""
+    search = task.search or {}
+    new = {"flight_number": flight.get("flight_number"), "date": search.get("date")}
+    out, replaced = [], False
+    for seg in record.get("flights") or []:
+        if seg.get("origin") == search.get("origin") and seg.get("destination") == search.get("destination"):
+            out.append(new)
+            replaced = True
+        else:
+            out.append({"flight_number": seg.get("flight_number"), "date": seg.get("date")})
+    if replaced:
+        return out
+    # A one-way trip with connections, replaced by a direct flight on its own origin and destination.
+    if record.get("flight_type") == "one_way" and (record.get("origin"), record.get("destination")) == (
+            search.get("origin"), search.get("destination")):
+        return [new]
+    return None
 
 
 def _ask(memory: _Memory, env, question: str) -> str:
@@ -262,6 +337,25 @@ def act(env, memory: _Memory) -> str:
             decision, why = _cancel_decision(record, memory.reason, now)
         else:
             decision, why = "allowed", ""
+        if task.search is not None and "flights" not in task.details:
+            if record.get("cabin") == "basic_economy":
+                task.outcome, memory.index = "refused", memory.index + 1
+                return (f"I'm sorry, but I cannot change the flights of reservation {task.rid}: its cabin is basic "
+                        "economy, and basic economy flights cannot be modified.")
+            flights = _search_result(env, task.search)
+            if flights is None:
+                return _call("search_direct_flight", **task.search)
+            cabin = str(task.details.get("cabin") or record.get("cabin", ""))
+            fits = _pick(task, flights, cabin, len(record.get("passengers") or []) or 1)
+            itinerary = _new_itinerary(record, task, fits[0]) if len(fits) == 1 else None
+            if itinerary is None:
+                task.outcome, memory.index = "refused", memory.index + 1
+                what = "no flight" if not fits else ("several flights" if len(fits) > 1 else "no segment of the trip")
+                return (f"I'm sorry, but I cannot change reservation {task.rid} as asked: {what} on "
+                        f"{task.search['origin']} to {task.search['destination']} on {task.search['date']} "
+                        "meets what you asked for, and a change may not alter the trip's origin or destination.")
+            task.details["flights"] = itinerary
+            task.details.setdefault("cabin", cabin)
         args, missing = _arguments(env, task, record)
         if missing:
             question = f"Could you tell me the {', '.join(m.replace('_', ' ') for m in missing)}?"
