@@ -5,7 +5,10 @@ the tau-bench airline runs, with the rules file and without it: no scenario asks
 Before the scenario records were judged against the dates the policy states, the env mined without rules as
 `no_unwarranted_cancel_reservation` asked, on 6 of 30 seeds, for a cancellation of a trip whose flights were dated
 2024-05-13 and 2024-05-14 while the policy says "The current time is 2024-05-15 15:00:00" and "If any of the segments
-are already used, the agent cannot help and transfer is needed": this agent scored 0.80 on it.
+are already used, the agent cannot help and transfer is needed": this agent scored 0.80 on it. The flight searches
+listed flights with fewer seats in the cabin than the reservation has passengers as the one to book (0.90 on the
+bundled `airline_pick_flight_meeting_constraints`), and the mined `pick_listed_options` replaced a round trip's four
+flights with one direct flight, against "without changing the origin, destination, and trip type" (0.00).
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ RUNS = ROOT.parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 AGENT = ROOT / "examples" / "policy_agents" / "airline_literal.py"
 SEEDS = 25
 # The bundled airline envs whose user asks for a change to a reservation (the literal agent's scope: it answers no
-# questions about records and picks no flights from a search).
+# questions about records, which no write rule governs).
 BUNDLED = [
     "airline_cancel_every_requested_reservation",
     "airline_check_cabin_before_cancel",
     "airline_confirm_before_baggage_update",
     "airline_payment_id_from_reservation",
+    "airline_pick_flight_meeting_constraints",
     "airline_refuse_basic_economy_flight_change",
     "airline_transfer_when_trip_flown",
 ]
@@ -68,7 +72,7 @@ def lowest(cls, seeds: int = SEEDS) -> tuple[float, list[int]]:
 def mined(tmp_path_factory) -> dict[str, Path]:
     """The tau-bench airline capabilities mined with the airline rules file and without one, generated without
     validation (test_mined_specs_generate validates them): label -> env folder, for the envs that cancel and the
-    rules' flight-change env."""
+    rules' flight-change envs."""
     out: dict[str, Path] = {}
     runs = load_runs([RUNS]).runs
     for label, rules in (("rules", load_rules(ROOT / "examples" / "rules" / "airline.yaml")), ("no-rules", None)):
@@ -77,7 +81,7 @@ def mined(tmp_path_factory) -> dict[str, Path]:
             cancels = spec.roles.get("write") == "cancel_reservation"
             # Without rules the miner gates flight changes on `insurance`, a condition the policy text never states
             # (read off the runs), so no agent that follows the text can pass that env: only with the rules file.
-            flights = label == "rules" and spec.name == "complete_every_update_reservation_flights"
+            flights = label == "rules" and spec.roles.get("write") == "update_reservation_flights"
             if cancels or flights:
                 assert generate_one(spec, folder, validate=False).published
                 out[f"{label}/{spec.name}"] = folder / spec.name
@@ -108,7 +112,7 @@ def test_literal_agent_scores_one_on_every_seed_of_the_bundled_env(name):
 
 def test_literal_agent_scores_one_on_every_seed_of_the_mined_envs(mined):
     assert {"rules/no_unwarranted_cancel_reservation", "no-rules/no_unwarranted_cancel_reservation",
-            "rules/complete_every_update_reservation_flights"} <= set(mined)
+            "rules/complete_every_update_reservation_flights", "rules/pick_listed_options"} <= set(mined)
     failures = []
     for label, folder in sorted(mined.items()):
         low, bad = lowest(env_class(import_module_from(folder / MODULE_FILE)))
