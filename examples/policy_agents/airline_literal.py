@@ -15,6 +15,11 @@ flights, add bags), one reservation at a time, and applies the policy's rules to
   and business flights can always be cancelled": anything else is refused with the reason;
 - "Basic economy flights cannot be modified" (a cabin change keeping the flights can); "The user can add but not
   remove checked bags";
+- asked for a new flight meeting constraints, it searches the route and date the user gives and books only a flight
+  whose status is "available" with a seat in the cabin for every passenger, the one flight meeting the user's
+  departure window (the cheapest in the cabin when they want the lowest price), replacing the trip's segment on that
+  route (a one-way trip's connections by the direct flight), "without changing the origin, destination, and trip
+  type";
 - "list the action details and obtain explicit user confirmation (yes)": before every write, and nothing after a no;
 - arguments the user leaves to the reservation ("use the one on my reservation") are read off it.
 
@@ -34,7 +39,6 @@ _NOW = re.compile(r"current time is (\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}
 _USER = re.compile(r"user id is ([A-Za-z0-9_]+)", re.I)
 # "cancel reservation X", "update the flights of reservation X": the action and its reservation.
 _ASK = re.compile(r"\b(cancel|update|change|modify)(?: the (\w+) of)? (?:my )?reservation(?: id)? ([A-Z0-9]{6})\b")
-_ANY_ID = re.compile(r"\breservation(?: id)?(?: is|:)? ([A-Z0-9]{6})\b")
 _DETAILS = re.compile(r"Use these details(?: for each of them)?: (\{.*?\})(?:\.\s|\.$|$)")
 _SEARCH = re.compile(r"with origin ([A-Z]{3}), destination ([A-Z]{3}) and date (\d{4}-\d{2}-\d{2})")
 _WINDOW = re.compile(r"departure time(?: est)? (before|after) (\d{1,2}:\d{2}(?::\d{2})?)")
@@ -207,14 +211,13 @@ def _clock(text: str) -> str:
 
 def _search_result(env, search: dict[str, str]) -> list[dict[str, Any]] | None:
     """The flights of the latest search the agent made for `search`."""
-    calls = [m for m in env.messages if m["role"] == "assistant" and m.get("tool_calls")]
     last = None
     for i, m in enumerate(env.messages):
         for tc in m.get("tool_calls") or []:
             fn = tc.get("function", {})
             if fn.get("name") == "search_direct_flight" and json.loads(fn.get("arguments") or "{}") == search:
                 last = i
-    if last is None or not calls:
+    if last is None:
         return None
     reply = next((m for m in env.messages[last + 1:] if m["role"] == "tool"), None)
     try:
@@ -262,6 +265,29 @@ def _new_itinerary(record: dict[str, Any], task: _Task, flight: dict[str, Any]) 
     if record.get("flight_type") == "one_way" and (record.get("origin"), record.get("destination")) == (
             search.get("origin"), search.get("destination")):
         return [new]
+    return None
+
+
+def _choose_flight(env, task: _Task, record: dict[str, Any]) -> str | None:
+    """The next step towards the new flights the user described: the search, or a refusal saying why no change can
+    be made; None once `task.details` holds the new itinerary (and the cabin)."""
+    if record.get("cabin") == "basic_economy":
+        return (f"I'm sorry, but I cannot change the flights of reservation {task.rid}: its cabin is basic economy, "
+                "and basic economy flights cannot be modified.")
+    search = task.search or {}
+    flights = _search_result(env, search)
+    if flights is None:
+        return _call("search_direct_flight", **search)
+    cabin = str(task.details.get("cabin") or record.get("cabin", ""))
+    fits = _pick(task, flights, cabin, len(record.get("passengers") or []) or 1)
+    itinerary = _new_itinerary(record, task, fits[0]) if len(fits) == 1 else None
+    if itinerary is None:
+        what = "no flight" if not fits else ("several flights" if len(fits) > 1 else "no segment of the trip")
+        return (f"I'm sorry, but I cannot change reservation {task.rid} as asked: {what} on {search['origin']} to "
+                f"{search['destination']} on {search['date']} meets what you asked for, and a change may not alter "
+                "the trip's origin, destination or trip type.")
+    task.details["flights"] = itinerary
+    task.details.setdefault("cabin", cabin)
     return None
 
 
@@ -338,24 +364,11 @@ def act(env, memory: _Memory) -> str:
         else:
             decision, why = "allowed", ""
         if task.search is not None and "flights" not in task.details:
-            if record.get("cabin") == "basic_economy":
-                task.outcome, memory.index = "refused", memory.index + 1
-                return (f"I'm sorry, but I cannot change the flights of reservation {task.rid}: its cabin is basic "
-                        "economy, and basic economy flights cannot be modified.")
-            flights = _search_result(env, task.search)
-            if flights is None:
-                return _call("search_direct_flight", **task.search)
-            cabin = str(task.details.get("cabin") or record.get("cabin", ""))
-            fits = _pick(task, flights, cabin, len(record.get("passengers") or []) or 1)
-            itinerary = _new_itinerary(record, task, fits[0]) if len(fits) == 1 else None
-            if itinerary is None:
-                task.outcome, memory.index = "refused", memory.index + 1
-                what = "no flight" if not fits else ("several flights" if len(fits) > 1 else "no segment of the trip")
-                return (f"I'm sorry, but I cannot change reservation {task.rid} as asked: {what} on "
-                        f"{task.search['origin']} to {task.search['destination']} on {task.search['date']} "
-                        "meets what you asked for, and a change may not alter the trip's origin or destination.")
-            task.details["flights"] = itinerary
-            task.details.setdefault("cabin", cabin)
+            step = _choose_flight(env, task, record)
+            if step is not None:
+                if not step.startswith("{"):  # a refusal: this request is over
+                    task.outcome, memory.index = "refused", memory.index + 1
+                return step
         args, missing = _arguments(env, task, record)
         if missing:
             question = f"Could you tell me the {', '.join(m.replace('_', ' ') for m in missing)}?"
