@@ -1,6 +1,7 @@
 """An airline agent written from the policy text and the tool schemas alone (examples/policy_agents/airline_literal.py,
-never from the family code) scores 1.0 on every seed of the bundled airline write envs and of the envs mined from
-the tau-bench airline runs, with the rules file and without it: no scenario asks for what the shown policy forbids.
+never from the family code) scores 1.0 on every seed of the bundled airline envs and of the envs mined from the
+tau-bench airline runs (with the rules file and without it) and from the tau2-bench airline runs: no scenario asks
+for what the shown policy forbids.
 
 Before the scenario records were judged against the dates the policy states, the env mined without rules as
 `no_unwarranted_cancel_reservation` asked, on 6 of 30 seeds, for a cancellation of a trip whose flights were dated
@@ -29,20 +30,12 @@ from trace_envs.spec.rules import load_rules
 from trace_envs.trajectories.loaders import load_runs
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = ROOT.parent / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
+DATA = ROOT.parent / "shared" / "data"
+TAU = [DATA / "tau-bench" / "gpt-4o-airline.json"]
+TAU2 = sorted((DATA / "tau2-bench" / "results").glob("*airline*.json"))
 AGENT = ROOT / "examples" / "policy_agents" / "airline_literal.py"
 SEEDS = 25
-# The bundled airline envs whose user asks for a change to a reservation (the literal agent's scope: it answers no
-# questions about records, which no write rule governs).
-BUNDLED = [
-    "airline_cancel_every_requested_reservation",
-    "airline_check_cabin_before_cancel",
-    "airline_confirm_before_baggage_update",
-    "airline_payment_id_from_reservation",
-    "airline_pick_flight_meeting_constraints",
-    "airline_refuse_basic_economy_flight_change",
-    "airline_transfer_when_trip_flown",
-]
+BUNDLED = sorted(p.name for p in (ROOT / "generated").iterdir() if p.name.startswith("airline_"))
 # The record of the issue: a trip flown on 2024-05-13 and 2024-05-14, booked on 2024-05-13.
 FLOWN = {
     "reservation_id": "OK7F70", "user_id": "omar_davis_9569", "cabin": "business", "insurance": "yes",
@@ -70,21 +63,20 @@ def lowest(cls, seeds: int = SEEDS) -> tuple[float, list[int]]:
 
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory) -> dict[str, Path]:
-    """The tau-bench airline capabilities mined with the airline rules file and without one, generated without
-    validation (test_mined_specs_generate validates them): label -> env folder, for the envs that cancel and the
-    rules' flight-change envs."""
+    """The capabilities mined from the tau-bench airline runs with the airline rules file and without one, and from
+    the tau2-bench airline runs with it, generated without validation (test_mined_specs_generate validates them):
+    label -> env folder."""
     out: dict[str, Path] = {}
-    runs = load_runs([RUNS]).runs
-    for label, rules in (("rules", load_rules(ROOT / "examples" / "rules" / "airline.yaml")), ("no-rules", None)):
+    rules = load_rules(ROOT / "examples" / "rules" / "airline.yaml")
+    for label, paths, given in (("rules", TAU, rules), ("no-rules", TAU, None), ("tau2", TAU2, rules)):
         folder = tmp_path_factory.mktemp(label)
-        for spec in mine(runs, options=MineOptions(), rules=rules).capabilities:
-            cancels = spec.roles.get("write") == "cancel_reservation"
-            # Without rules the miner gates flight changes on `insurance`, a condition the policy text never states
-            # (read off the runs), so no agent that follows the text can pass that env: only with the rules file.
-            flights = label == "rules" and spec.roles.get("write") == "update_reservation_flights"
-            if cancels or flights:
-                assert generate_one(spec, folder, validate=False).published
-                out[f"{label}/{spec.name}"] = folder / spec.name
+        for spec in mine(load_runs(paths).runs, options=MineOptions(), rules=given).capabilities:
+            # Without rules the miner gates flight changes on `insurance` (read off the runs), a condition the policy
+            # never states, and knows nothing of basic economy: no agent that follows the text passes those envs.
+            if label == "no-rules" and spec.roles.get("write") == "update_reservation_flights":
+                continue
+            assert generate_one(spec, folder, validate=False).published
+            out[f"{label}/{spec.name}"] = folder / spec.name
     return out
 
 
@@ -112,7 +104,8 @@ def test_literal_agent_scores_one_on_every_seed_of_the_bundled_env(name):
 
 def test_literal_agent_scores_one_on_every_seed_of_the_mined_envs(mined):
     assert {"rules/no_unwarranted_cancel_reservation", "no-rules/no_unwarranted_cancel_reservation",
-            "rules/complete_every_update_reservation_flights", "rules/pick_listed_options"} <= set(mined)
+            "rules/complete_every_update_reservation_flights", "rules/pick_listed_options",
+            "rules/compute_every_amount", "tau2/no_unwarranted_cancel_reservation"} <= set(mined)
     failures = []
     for label, folder in sorted(mined.items()):
         low, bad = lowest(env_class(import_module_from(folder / MODULE_FILE)))

@@ -3,7 +3,8 @@ reading how any env builds its scenarios: the authors of an env are the wrong pe
 
 It sees what any chat agent sees: the conversation (the system prompt with the policy and the current time, the
 user's turns, tool results) and the tools offered. It serves requests to change reservations (cancel, change
-flights, add bags), one reservation at a time, and applies the policy's rules to the reservation it has read:
+flights, add bags), one reservation at a time, and applies the policy's rules to the reservation it has read; asked
+about reservations (a total over several, a value of one), it reads them and answers from the records alone:
 
 - "The agent must first obtain the user id, the reservation id, and the reason for cancellation": it asks for what
   the user has not said, and serves only reservations whose `user_id` is the user's;
@@ -42,6 +43,10 @@ _ASK = re.compile(r"\b(cancel|update|change|modify)(?: the (\w+) of)? (?:my )?re
 _DETAILS = re.compile(r"Use these details(?: for each of them)?: (\{.*?\})(?:\.\s|\.$|$)")
 _SEARCH = re.compile(r"with origin ([A-Z]{3}), destination ([A-Z]{3}) and date (\d{4}-\d{2}-\d{2})")
 _WINDOW = re.compile(r"departure time(?: est)? (before|after) (\d{1,2}:\d{2}(?::\d{2})?)")
+_TOTAL = re.compile(r"I have these reservations: ([A-Z0-9, and]+)\. Could you tell me the total ([^?]+)\?")
+_FIELD = re.compile(r"know the ([a-z ]+?) of the (first|second|third|last) ([a-z]+) of one of my reservations")
+_ORDINAL = {"first": 0, "second": 1, "third": 2, "last": -1}
+_RID = re.compile(r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
 COVERED = ("health", "weather")
 REASONS = (("airline cancelled", "airline cancelled flight"), ("cancelled by the airline", "airline cancelled flight"),
            ("change of plan", "change of plan"), ("health", "health"), ("weather", "weather"))
@@ -61,8 +66,18 @@ class _Task:
 
 
 @dataclass
+class _Question:
+    """A question about the user's reservations: a total over several, or one value of one."""
+
+    rids: list[str]
+    total: str = ""  # the words of what to add up ("amount paid")
+    path: tuple[str, int, str] | None = None  # (list field, index, item field): ("flights", 0, "flight_number")
+
+
+@dataclass
 class _Memory:
     tasks: list[_Task] | None = None
+    question: _Question | None = None
     index: int = 0
     reason: str | None = None
     asked: dict[str, int] = field(default_factory=dict)  # question -> number of user turns when it was asked
@@ -291,6 +306,68 @@ def _choose_flight(env, task: _Task, record: dict[str, Any]) -> str | None:
     return None
 
 
+def _parse_question(text: str) -> _Question | None:
+    m = _TOTAL.search(text)
+    if m:
+        return _Question(rids=_RID.findall(m.group(1)), total=m.group(2).strip())
+    m = _FIELD.search(text)
+    if m:
+        return _Question(rids=[], path=(m.group(3) + "s", _ORDINAL[m.group(2)], m.group(1).replace(" ", "_")))
+    return None
+
+
+def _numbers(record: Any, prefix: str = "") -> dict[str, list[float]]:
+    """Every numeric value of a record by its path (`*` for list items)."""
+    out: dict[str, list[float]] = {}
+    items = record.items() if isinstance(record, dict) else (("*", v) for v in record) if isinstance(record, list) else ()
+    for k, v in items:
+        path = f"{prefix}{k}"
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.setdefault(path, []).append(float(v))
+        elif isinstance(v, (dict, list)):
+            for p, vals in _numbers(v, path + ".").items():
+                out.setdefault(p, []).extend(vals)
+    return out
+
+
+def _answer_question(env, memory: _Memory, user_id: str) -> str:
+    """Read every reservation the question names (asking for the id first when the user gave none), then answer
+    from the records alone."""
+    question = memory.question
+    assert question is not None
+    if not question.rids:
+        ask = "Could you tell me the reservation id?"
+        reply = _answer(memory, env, ask)
+        found = _RID.findall(reply or "")
+        if not found:
+            return _ask(memory, env, ask)
+        question.rids = found[:1]
+    records = []
+    for rid in question.rids:
+        record = _record(env, rid)
+        if record is None:
+            return _call("get_reservation_details", reservation_id=rid)
+        if record.get("user_id") != user_id:
+            return f"I'm sorry, but reservation {rid} is not one of yours, so I cannot tell you about it."
+        records.append(record)
+    memory.finished = True
+    if question.path is not None:
+        items, index, name = question.path
+        listed = records[0].get(items) or []
+        value = listed[index].get(name) if listed and isinstance(listed[index], dict) else None
+        return (f"The {name.replace('_', ' ')} of the {items[:-1]} you asked about, on reservation {question.rids[0]}, "
+                f"is {value}. {GOODBYE}")
+    wanted = set(re.findall(r"[a-z]+", question.total.lower()))
+    paths: dict[str, list[float]] = {}
+    for record in records:
+        for path, values in _numbers(record).items():
+            paths.setdefault(path, []).extend(values)
+    best = max(paths, key=lambda p: (len(wanted & set(re.split(r"[._*]+", p))), -len(p)))
+    total = sum(paths[best])
+    shown = int(total) if total == int(total) else round(total, 2)
+    return f"The total {question.total} over reservations {', '.join(question.rids)} is {shown}. {GOODBYE}"
+
+
 def _ask(memory: _Memory, env, question: str) -> str:
     memory.asked[question] = len(_texts(env, "user"))
     return question
@@ -327,10 +404,13 @@ def act(env, memory: _Memory) -> str:
     user_id = next((m.group(1) for u in users for m in [_USER.search(u)] if m), None)
     if user_id is None:
         return _ask(memory, env, "Could you tell me your user id?")
-    if memory.tasks is None or not memory.tasks:
+    if memory.question is None and not memory.tasks:
         memory.tasks = _parse(env)
-        if not memory.tasks:
-            return _ask(memory, env, "Could you tell me the reservation id and what you would like me to do with it?")
+        memory.question = None if memory.tasks else _parse_question(" ".join(users))
+    if memory.question is not None:
+        return _answer_question(env, memory, user_id) if not memory.finished else GOODBYE
+    if not memory.tasks:
+        return _ask(memory, env, "Could you tell me the reservation id and what you would like me to do with it?")
     now = _now(env)
     while memory.index < len(memory.tasks):
         task = memory.tasks[memory.index]
