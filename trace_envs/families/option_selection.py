@@ -150,7 +150,7 @@ class OptionEnv(RecordEnv):
         write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
         assert write is not None
         option_id = str(params["option_id"])
-        record = _target_record(kit, write, arg)
+        record = _target_record(kit, write, arg, spec.tool(search))
         target = record[key]
         kit.knows(target)
         search_tool = spec.tool(search)
@@ -161,7 +161,7 @@ class OptionEnv(RecordEnv):
         window_path = str(params["window_field"])
         klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
         options = _draw_options(search_tool, option_id, cost_path, window_path, search_args,
-                                max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng)
+                                max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng, _party(record, arg))
         answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
         options = [options[int(i)] for i in rng.permutation(len(options))]
         if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
@@ -207,19 +207,30 @@ def _article(noun: str) -> str:
     return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
-def _target_record(kit: Kit, write: str, arg: str) -> dict[str, Any]:
+def _target_record(kit: Kit, write: str, arg: str, search: ToolSpec) -> dict[str, Any]:
     """A record the policy allows the write on, preferring one whose current `arg` holds a single item (a one-way,
-    one-flight trip when the write replaces its flights with the one chosen)."""
+    one-flight trip when the write replaces its flights with the one chosen), else one whose items make a single
+    journey (see `_one_journey`)."""
     spec = kit.spec
 
     def allowed(record: dict[str, Any]) -> bool:
         return decide(spec, write, record, None, kit.facts) == "allowed"
 
     record = kit.source.draw(lambda r: allowed(r) and isinstance(r.get(arg), list) and len(r[arg]) == 1)
-    record = record or kit.source.draw(allowed)
+    record = record or kit.source.draw(lambda r: allowed(r) and _one_journey(r, arg, search.required))
     if record is None:
         raise ScenarioError(f"no real record allows {write} under the spec's rules")
     return record
+
+
+def _one_journey(record: dict[str, Any], arg: str, fields: list[str]) -> bool:
+    """Whether replacing the record's `arg` items with the one option searched on the record's own values (origin,
+    destination) keeps the trip what it was: no item has, under one search field, the record's value of another (no
+    leg leaves from the destination or returns to the origin: not a round trip, which one direct flight would turn
+    into a one-way, against the policy's "without changing the origin, destination, and trip type")."""
+    items = [i for i in record.get(arg) or [] if isinstance(i, dict)] if isinstance(record.get(arg), list) else []
+    shared = [f for f in fields if f in record and any(f in i for i in items)]
+    return not any(i.get(f) == record[g] for i in items for f in shared for g in shared if f != g)
 
 
 def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], write_args: dict[str, Any], rng) -> Any:
@@ -236,14 +247,38 @@ def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], write_args: 
     return example_for(schema if isinstance(schema, dict) else {}, arg)
 
 
+def _party(record: dict[str, Any], arg: str) -> int:
+    """How many the write is for: the longest list of items on the record but the argument's own (a reservation's
+    passengers, not its flights); one when it has none."""
+    sizes = [len(v) for k, v in record.items() if k != arg and isinstance(v, list) and v and isinstance(v[0], dict)]
+    return max(sizes, default=1)
+
+
+def _obtainable(option: dict[str, Any], cost_path: str, need: int) -> bool:
+    """Whether the option can be had for `need` at the cost the user compares: every sibling of the cost's table
+    keyed like it (`available_seats` beside `prices`, both by cabin) holds at least `need` under the same key. An
+    option with no seat left in the cabin is one the policy's agent cannot book, so none is listed: the user's
+    constraints alone decide."""
+    parent, _, key = cost_path.rpartition(".")
+    table = get_path(option, parent)[1] if parent else None
+    if not isinstance(table, dict):
+        return True
+    for value in option.values():
+        if value is not table and isinstance(value, dict) and value.keys() == table.keys() and \
+                all(_number(v) is not None for v in value.values()) and value[key] < need:
+            return False
+    return True
+
+
 def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: str, search: dict[str, Any], n: int,
-                  rng) -> list[dict[str, Any]]:
-    """`n` real options with distinct costs and distinct bounded values (so exactly one meets the constraints), under
-    fresh ids shaped like the real ones, with the fields named like a search argument set to the search's value."""
+                  rng, need: int = 1) -> list[dict[str, Any]]:
+    """`n` real options with distinct costs and distinct bounded values (so exactly one meets the constraints), each
+    obtainable for `need` (see `_obtainable`), under fresh ids shaped like the real ones, with the fields named like a
+    search argument set to the search's value."""
     results = [*tool.result_examples, tool.result_example]
     pool = [o for r in results for o in options_of(r, option_id)]
     pool = [o for o in pool if _number(get_path(o, cost_path)[1]) is not None
-            and _order_key(get_path(o, window_path)[1]) is not None]
+            and _order_key(get_path(o, window_path)[1]) is not None and _obtainable(o, cost_path, need)]
     chosen: list[dict[str, Any]] = []
     costs: set[float] = set()
     windows: set[float] = set()

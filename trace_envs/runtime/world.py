@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from trace_envs.runtime.records import example_for, fixed_positions, get_path, l
 from trace_envs.runtime.scenario import ToolError
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 from trace_envs.spec.rules import Decision
-from trace_envs.trajectories.invariants import owner_violations, values_at, violations
+from trace_envs.trajectories.invariants import NOW, date_key, is_date, leaf_paths, owner_violations, values_at, violations
 
 DEFAULT_HANDOFF_RESULT = "Transfer successful"
 
@@ -114,6 +116,66 @@ class RecordSource:
         return out
 
 
+# A record no stated rule decides: the scenario must not use it (see `time_neutral`).
+Verdict = Decision | Literal["undecided"]
+_WINDOW = re.compile(r"\bwithin (\d{1,4}) (hours?|days?)\b", re.I)
+
+
+def policy_window(policy: str) -> timedelta:
+    """The longest time window the policy text states ("within 24 hours of booking"), zero when it states none."""
+    spans = [timedelta(hours=int(n)) if unit.lower().startswith("hour") else timedelta(days=int(n))
+             for n, unit in _WINDOW.findall(policy)]
+    return max(spans, default=timedelta(0))
+
+
+def _rule_has_dates(spec: CapabilitySpec, tool: str) -> bool:
+    rule = spec.rules.rule(tool)
+    if rule is None:
+        return False
+
+    def dated(conditions) -> bool:
+        return any(c.op in ("before", "after") or dated(c.also) for c in conditions)
+
+    return dated(rule.requires) or dated(rule.allows) or dated(rule.handoff)
+
+
+def _before_now(spec: CapabilitySpec) -> set[str]:
+    """The date paths the learned order invariants put before the current time, directly or through another
+    (`passengers.*.dob <= created_at <= $now`)."""
+    orders = [(i.before, i.after) for i in spec.invariants if i.kind == "order"]
+    past, grown = {NOW}, True
+    while grown:
+        grown = False
+        for before, after in orders:
+            if after in past and before not in past:
+                past.add(before)
+                grown = True
+    return past - {NOW}
+
+
+def time_neutral(spec: CapabilitySpec, record: dict[str, Any], exempt: str | None = None) -> bool:
+    """Whether no condition on dates the policy may state can decide `record`: its dates the runs show always
+    before the current time (`created_at`, a birth date) lie farther back than the longest window the policy text
+    names, and its other dates (a flight's) lie on a later day than today, so no segment is flown. Without a stated
+    current time every record is neutral. `exempt` is the path a scenario sets itself."""
+    if not spec.rules.now:
+        return True
+    now = datetime.fromisoformat(spec.rules.now)
+    past = _before_now(spec)
+    oldest = date_key((now - policy_window(spec.policy)).isoformat(timespec="seconds"))
+    today = now.date().isoformat()
+    for path, values in leaf_paths(record).items():
+        if path == exempt or not values or not all(is_date(v) for v in values):
+            continue
+        keys = [date_key(v) for v in values]
+        if path in past:
+            if any(k > oldest if len(k) > 10 else k[:10] >= oldest[:10] for k in keys):
+                return False
+        elif any(k[:10] <= today for k in keys):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Gate:
     """The record field a scenario turns on and the values on each side of it."""
@@ -124,9 +186,13 @@ class Gate:
 
 
 def decide(spec: CapabilitySpec, tool: str, record: dict[str, Any], gate: Gate | None,
-           facts: dict[str, str] | None = None) -> Decision:
+           facts: dict[str, str] | None = None) -> Verdict:
     """What the shown policy says about `tool` on `record`: by the spec's rules when they name the tool, else by the
-    gate's field alone (allowed values allow; others block)."""
+    gate's field alone (allowed values allow; others block). When the rules for `tool` say nothing about dates, a
+    record that a date rule of the policy text could still decide (a flown segment, a booking within the cancellation
+    window) is `undecided`, and no scenario uses it: the checked condition alone must decide."""
+    if not _rule_has_dates(spec, tool) and not time_neutral(spec, record, gate.field if gate else None):
+        return "undecided"
     if spec.rules.rule(tool) is not None:
         return spec.rules.decide(tool, record, facts)
     if gate is None:
