@@ -22,15 +22,16 @@ def publish_example(name: str, out: Path) -> tuple[CapabilitySpec, GenerateResul
     return spec, result, env_class(import_module_from(out / name / MODULE_FILE))
 
 
-def airline_policy():
-    """A fresh `examples/policy_agents/airline.py` policy (an agent following the airline policy to the letter)."""
+def airline_policy(agent: str = "airline.py"):
+    """A fresh policy from `examples/policy_agents/<agent>`: `airline.py` (the family authors' agent following the
+    airline policy to the letter) or `airline_literal.py` (written from the policy text and tool schemas alone)."""
     import importlib.util
     import sys
 
-    name = "trace_envs_example_airline_policy"
+    name = "trace_envs_example_" + agent.removesuffix(".py")
     module = sys.modules.get(name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "policy_agents" / "airline.py")
+        spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "policy_agents" / agent)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

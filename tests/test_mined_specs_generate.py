@@ -1,6 +1,6 @@
 """Every capability mined from the real data sets (and the planted one) compiles into an env that passes the
 extended validation (oracle and chatty oracle 1.0, mutants below, every exploit probe within its bound, balanced
-classes); on the airline domain an agent following the policy to the letter scores 1.0 on every seed. A proposal that
+classes); on the airline domain an agent written from the policy text alone scores 1.0 on every seed. A proposal that
 cannot make a sound env is left out with its reason, never published."""
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def test_every_mined_capability_passes_the_extended_validation(name, tmp_path):
             failures.append(f"{spec.name}: {published.error}")
             continue
         if domain == "airline":
-            env, policy = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))(), airline_policy()
+            # the agent written from the policy text alone, not by the families' authors, tests the envs
+            env = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))()
+            policy = airline_policy("airline_literal.py")
             low = min(run_policy(env, policy, seed)[0] for seed in range(10))
             if low < 1.0:
                 failures.append(f"{spec.name}: the airline policy agent scored {low:.2f}")
