@@ -210,7 +210,7 @@ def test_a_mined_tau_bench_env_shows_tool_descriptions(tmp_path):
 
     runs = load_runs([TAU]).runs
     result = mine(runs)
-    spec = next(c for c in result.capabilities if c.name == "complete_every_cancel_reservation")
+    spec = next(c for c in result.capabilities if c.name == "no_unwarranted_cancel_reservation")
     assert all(t.description for t in spec.tools)
     assert generate_one(spec, tmp_path, seeds=5).published
     env = make_env(str(tmp_path / spec.name / "env.py"))
