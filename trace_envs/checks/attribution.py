@@ -5,7 +5,7 @@ correct run does. Diffing a run's successful state-changing calls against them n
 outcome alone cannot:
 
 - `missing_write`: an expected write was never made; `instead` says what the agent did (made another write,
-  transferred, refused, the call failed, or it stopped);
+  transferred, refused with a reason as `checks.refusing` reads one, the call failed, or it stopped);
 - a write on the right tool with an argument that differs, typed by where the values were, in this order:
   `wrong_number` (both numbers: an amount or a count computed wrong), `user_claim` (the agent used a value the user
   stated where the records held the expected one), `invented_value` (the agent's value appears nowhere it saw),
@@ -27,6 +27,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
+from trace_envs.checks.refusing import refuses_with_reason
 from trace_envs.trajectories.models import PROSE_ARGS, GroundTruthAction, Run, ToolCall
 
 DepartureKind = Literal[
@@ -52,8 +53,6 @@ KIND_TEXT = {
 }
 Instead = Literal["other_write", "transferred", "refused", "call_failed", "stopped"]
 HANDOFF_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
-REFUSAL_WORDS = ("unable to", "cannot", "can't", "can not", "not able to", "not possible", "not eligible",
-                 "not allowed", "unfortunately", "i'm sorry, but", "i am sorry, but")
 MAX_EVIDENCE = 300
 FREE_TEXT_ARGS = PROSE_ARGS
 
@@ -230,9 +229,8 @@ def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[To
         return "transferred"
     if unmatched:
         return "other_write"
-    said = " ".join(m.get("content") or "" for m in run.messages
-                    if m.get("role") == "assistant" and isinstance(m.get("content"), str)).lower()
-    return "refused" if any(w in said for w in REFUSAL_WORDS) else "stopped"
+    said = (m.get("content") for m in run.messages if m.get("role") == "assistant" and isinstance(m.get("content"), str))
+    return "refused" if any(refuses_with_reason(text) for text in said) else "stopped"
 
 
 def attribute(run: Run, kinds: dict[str, str]) -> Attribution | None:
