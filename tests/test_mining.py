@@ -342,3 +342,21 @@ def test_a_check_that_restates_the_outcome_is_flagged():
     partial[:4] = PRESENT  # four failed runs did it: the label says something the outcome does not
     assert not restates_outcome(partial, failed)
     assert not restates_outcome(np.zeros(20, dtype=np.int8), failed)
+
+
+@needs_data
+def test_names_kept_in_two_domains_get_the_domain_as_a_suffix():
+    from trace_envs.mining.pipeline import mine_by_domain
+    from trace_envs.trajectories.loaders import load_runs
+
+    results = mine_by_domain(load_runs([TAU2]).runs)
+    names = {domain: [c.name for c in r.capabilities] for domain, r in results.items()}
+    assert "complete_all_required_writes_airline" in names["airline"]
+    assert "complete_all_required_writes_retail" in names["retail"]
+    assert not set(names["airline"]) & set(names["retail"])
+    assert "no_unwarranted_cancel_reservation" in names["airline"]  # a name only one domain keeps stays as it is
+    for r in results.values():  # the summary rows and the coverage name the kept specs as renamed
+        kept_rows = {row["name"] for row in r.rows if row["kept"]}
+        assert kept_rows == {c.name for c in r.capabilities}
+        covered = {n for names in r.diagnosis.coverage.values() for n in names}
+        assert covered <= kept_rows

@@ -8,7 +8,8 @@
 in memory (to build the DomainProfile, the contrast groups and the candidates); the rest are labelled one at a time.
 
 `mine` takes the runs of one domain (a mix raises `MixedDomainsError`): a domain's candidates are built from its own
-tools and policy. `mine_by_domain(runs)` splits runs of several domains and mines each on its own.
+tools and policy. `mine_by_domain(runs)` splits runs of several domains and mines each on its own (a name kept in
+several domains gets the domain as a suffix); `mine_pooled(runs)` contrasts them together.
 """
 
 from __future__ import annotations
@@ -123,7 +124,32 @@ def mine_by_domain(runs: list[Run], **kwargs: Any) -> dict[str, MineResult]:
         problem = contrast_problem(len(group), sum(not r.success for r in group))
         if problem:
             raise ContrastError(f"domain {name}: {problem}" if len(groups) > 1 else problem)
-    return {name: mine(group, **kwargs) for name, group in groups.items()}
+    results = {name: mine(group, **kwargs) for name, group in groups.items()}
+    _unique_across_domains(results)
+    return results
+
+
+def with_domain(name: str, domain: str) -> str:
+    """`name` with the domain as a suffix, still a slug of at most 63 characters."""
+    return f"{name[: 62 - len(domain)]}_{domain}"
+
+
+def _unique_across_domains(results: dict[str, MineResult]) -> None:
+    """A capability name kept in several domains (both tau2 domains keep `complete_all_required_writes`) gets each
+    domain as a suffix, so that their envs can sit in one folder and one registry."""
+    kept = Counter(spec.name for r in results.values() for spec in r.capabilities)
+    for r in results.values():
+        renamed = {spec.name: with_domain(spec.name, spec.domain) for spec in r.capabilities if kept[spec.name] > 1}
+        if not renamed:
+            continue
+        r.capabilities = [spec.model_copy(update={"name": renamed[spec.name]}).with_hash() if spec.name in renamed
+                          else spec for spec in r.capabilities]
+        for row in r.rows:
+            row["name"] = renamed.get(row["name"], row["name"])
+        for c in r.candidates:
+            if c.name in renamed:
+                c.spec = c.spec.model_copy(update={"name": renamed[c.name]})
+        r.diagnosis.coverage = {kind: [renamed.get(n, n) for n in names] for kind, names in r.diagnosis.coverage.items()}
 
 
 def _profile(runs: list[Run], overrides: Any = None) -> Any:
@@ -277,7 +303,7 @@ def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, override
     for _, cands, _ in per_domain:
         for c in cands:
             if seen[c.name] > 1:
-                c.spec = c.spec.model_copy(update={"name": f"{c.name[: 62 - len(c.spec.domain)]}_{c.spec.domain}"})
+                c.spec = c.spec.model_copy(update={"name": with_domain(c.name, c.spec.domain)})
             candidates.append(c)
     if not candidates:
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
