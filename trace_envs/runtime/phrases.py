@@ -28,9 +28,12 @@ def key_noun(key: str) -> str:
 
 
 def path_words(path: str) -> str:
-    """A dotted record path in words: `cabin` -> `cabin`; `flights.0.status` -> `status of the first flight`."""
+    """A dotted record path in words: `cabin` -> `cabin`; `flights.0.status` -> `status of the first flight`;
+    `payment_history.*.amount` -> `amount over the payment history`."""
     parts = path.split(".")
-    words = [p.replace("_", " ") for p in parts if not p.isdigit()]
+    words = [p.replace("_", " ") for p in parts if not p.isdigit() and p != "*"]
+    if len(words) >= 2 and "*" in parts:  # a sum over a list's items: `payment_history.*.amount`
+        return f"{' '.join(words[1:])} over the {words[0]}"
     if len(words) >= 2 and any(p.isdigit() for p in parts):
         head = words[0][:-1] if words[0].endswith("s") else words[0]
         return f"{' '.join(words[1:])} of the first {head}" if "0" in parts else f"{' '.join(words[1:])} of a {head}"
