@@ -71,10 +71,6 @@ def mined(tmp_path_factory) -> dict[str, Path]:
     for label, paths, given in (("rules", TAU, rules), ("no-rules", TAU, None), ("tau2", TAU2, rules)):
         folder = tmp_path_factory.mktemp(label)
         for spec in mine(load_runs(paths).runs, options=MineOptions(), rules=given).capabilities:
-            # Without rules the miner gates flight changes on `insurance` (read off the runs), a condition the policy
-            # never states, and knows nothing of basic economy: no agent that follows the text passes those envs.
-            if label == "no-rules" and spec.roles.get("write") == "update_reservation_flights":
-                continue
             assert generate_one(spec, folder, validate=False).published
             out[f"{label}/{spec.name}"] = folder / spec.name
     return out
@@ -103,8 +99,12 @@ def test_literal_agent_scores_one_on_every_seed_of_the_bundled_env(name):
 
 
 def test_literal_agent_scores_one_on_every_seed_of_the_mined_envs(mined):
+    # Without rules, gates come from the runs where a policy sentence backs them ("Basic economy flights cannot be
+    # modified"): before, the flight-change envs gated on `insurance` (0.32 with this agent) and the option env drew
+    # basic-economy trips to change (0.00).
     assert {"rules/no_unwarranted_cancel_reservation", "no-rules/no_unwarranted_cancel_reservation",
             "rules/complete_every_update_reservation_flights", "rules/pick_listed_options",
+            "no-rules/complete_every_update_reservation_flights", "no-rules/pick_listed_options",
             "rules/compute_every_amount", "tau2/no_unwarranted_cancel_reservation"} <= set(mined)
     failures = []
     for label, folder in sorted(mined.items()):

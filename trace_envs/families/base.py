@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS  # noqa: F401  (re-exported: families import it from here)
 from trace_envs.checks.clauses import Check
+from trace_envs.checks.words import verb_synonyms, word_pattern
 from trace_envs.checks.run_view import RunView
-from trace_envs.trajectories.results import ResultIndex, gate_params, judged_gate
+from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate
 
 Label = Literal["PRESENT", "LACKING", "NA"]
 
@@ -200,10 +201,13 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
     read, write, key = roles.get("read", ""), roles.get("write", ""), roles.get("key", "")
     gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
     if gate is None:
-        gate = gate_params(index, read, write, key)
-        if gate is None or not policy_mentions(policy, gate):
-            gate = judged_gate(index, read, write, key)
-        if gate is None or not policy_mentions(policy, gate):
+        # What the runs show, checked against the policy: a field whose value a policy sentence names together with
+        # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
+        # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
+        found = [*gate_candidates(index, read, write, key), *filter(None, [judged_gate(index, read, write, key)])]
+        ranked = sorted(enumerate(found), key=lambda ig: (-policy_support(policy, ig[1], write), ig[0]))
+        gate = next((g for _, g in ranked if policy_support(policy, g, write)), None)
+        if gate is None:
             return {}, ""
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
 
@@ -224,6 +228,24 @@ def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, 
         if allowed and blocked:
             return {"field": cond.path, "allowed": sorted(map(str, allowed)), "blocked": sorted(map(str, blocked))}
     return None
+
+
+GENERIC_VALUES = frozenset({"yes", "true", "false", "none", "null"})
+
+
+def policy_support(policy: str, gate: dict[str, Any], write: str) -> int:
+    """How the policy backs a gate for `write`: 2 when a sentence names one of its values (`basic economy`; not a
+    yes / no, which any sentence may hold) together with a verb for the write's action ("Basic economy flights cannot
+    be modified"); 1 when the policy names the field or a value anywhere; 0 otherwise."""
+    if not policy_mentions(policy, gate):
+        return 0
+    action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
+    values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
+    values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
+        if action.search(sentence) and any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
+            return 2
+    return 1
 
 
 def policy_mentions(policy: str, gate: dict[str, Any]) -> bool:

@@ -14,13 +14,14 @@ from typing import Any, Iterable
 
 from trace_envs.checks.attribution import attribute
 from trace_envs.families import Proposal, ProposalContext, all_families, get_family
+from trace_envs.families.base import policy_support
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
 from trace_envs.spec.policy_text import asks_confirmation, excerpt, with_current_time
-from trace_envs.spec.rules import PolicyRules
+from trace_envs.spec.rules import Condition, PolicyRules, WriteRule
 from trace_envs.trajectories.models import Run
-from trace_envs.trajectories.results import ResultIndex
+from trace_envs.trajectories.results import ResultIndex, gate_candidates
 
 HANDOFF_PATTERN = re.compile(r"(transfer|handoff|hand_off|escalat|human)", re.I)
 
@@ -133,6 +134,27 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
     })
 
 
+def learned_rules(ctx: ProposalContext, rules: PolicyRules) -> PolicyRules:
+    """`rules` plus, for each write they leave unruled, the gate the runs show when a policy sentence names its value
+    with the write's verb ("Basic economy flights cannot be modified": cabin in business, economy), so that every
+    env over that write (an option choice, a completion) draws records the shown policy allows, not only the env
+    that checks the rule. Gates the policy only mentions somewhere are left to the families that check them."""
+    added = []
+    for write in ctx.writes:
+        if rules.rule(write) is not None:
+            continue
+        read, key = ctx.read_key(write)
+        if not read or not key:
+            continue
+        gate = next((g for g in gate_candidates(ctx.index, read, write, key)
+                     if policy_support(ctx.profile.policy or "", g, write) == 2), None)
+        if gate is not None:
+            added.append(WriteRule(tool=write, requires=[Condition(
+                path=gate["field"], op="in", value=list(gate["allowed"]),
+                words=f"the {gate['field']} is {' or '.join(map(str, gate['allowed']))} (as the runs show it)")]))
+    return rules.model_copy(update={"writes": [*rules.writes, *added]}) if added else rules
+
+
 def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: PolicyRules | None = None,
                      attributions: dict[str, Any] | None = None) -> ProposalContext:
     """What every family's `propose` reads: tool pairs, ground-truth counts, and the tools worth proposing over."""
@@ -182,6 +204,8 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
     env (no field the policy decides by, ...) are left out; `skipped`, when given, receives one line on each."""
     full = domain_rules(profile, rules)
     ctx = proposal_context(profile, list(runs), min_calls, full, attributions)
+    full = learned_rules(ctx, full)
+    ctx.rules = full
     b = _Builder(profile, ctx.index, full)
     for name, family in all_families().items():
         for proposal in family.propose(ctx):

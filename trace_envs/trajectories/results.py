@@ -142,8 +142,15 @@ def _hashable(value: Any) -> Any:
 def gate_params(index: ResultIndex, read: str, action: str, key: str, min_support: int = 5) -> dict[str, Any] | None:
     """The enum field of `read`'s records whose values shift most between all results and the records that preceded
     `action` in passed runs: values over-represented before the action are `allowed`, the rest `blocked`."""
+    ranked = gate_candidates(index, read, action, key, min_support)
+    return ranked[0] if ranked else None
+
+
+def gate_candidates(index: ResultIndex, read: str, action: str, key: str, min_support: int = 5
+                    ) -> list[dict[str, Any]]:
+    """Every enum field that splits as `gate_params` says, the strongest shift first."""
     before = index.before_write.get((read, action, key), {})
-    best: tuple[float, str, list[str], list[str]] | None = None
+    scored: list[tuple[float, str, list[str], list[str]]] = []
     for path, values in sorted(index.enum_fields(read).items()):
         seen = before.get(path, Counter())
         support = sum(seen[v] for v in values)
@@ -155,12 +162,9 @@ def gate_params(index: ResultIndex, read: str, action: str, key: str, min_suppor
         blocked = sorted(v for v, r in ratios.items() if r < 1.0)
         if not allowed or not blocked:
             continue
-        score = (max(ratios.values()) - min(ratios.values())) * min(1.0, support / 10)
-        if best is None or score > best[0]:
-            best = (score, path, allowed, blocked)
-    if best is None:
-        return None
-    return {"field": best[1], "allowed": best[2], "blocked": best[3]}
+        scored.append(((max(ratios.values()) - min(ratios.values())) * min(1.0, support / 10), path, allowed, blocked))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [{"field": path, "allowed": allowed, "blocked": blocked} for _, path, allowed, blocked in scored]
 
 
 def judged_gate(index: ResultIndex, read: str, action: str, key: str, min_each: int = 2) -> dict[str, Any] | None:
