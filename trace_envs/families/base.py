@@ -205,8 +205,8 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
         # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
         found = [*gate_candidates(index, read, write, key), *filter(None, [judged_gate(index, read, write, key)])]
-        ranked = sorted(enumerate(found), key=lambda ig: (-policy_support(policy, ig[1], write), ig[0]))
-        gate = next((g for _, g in ranked if policy_support(policy, g, write)), None)
+        backed = [(policy_support(policy, g, write), -i, g) for i, g in enumerate(found)]
+        gate = max(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], default=(0, 0, None))[2]
         if gate is None:
             return {}, ""
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."

@@ -15,28 +15,26 @@ Each returns None when the run carries no expected actions, so the family falls 
 
 from __future__ import annotations
 
-from trace_envs.checks.attribution import Attribution, is_handoff, state_changing
+from trace_envs.checks.attribution import is_handoff, state_changing
 from trace_envs.checks.run_view import RunView
 from trace_envs.families.base import Label
 
 
+def _expected(view: RunView) -> list[str]:
+    """The names of the agent's state-changing expected actions (hand-offs included)."""
+    return [g.name for g in view.run.ground_truth or []
+            if g.requestor == "agent" and state_changing(g.name, g.arguments, view.kinds)]
+
+
 def _expects(view: RunView, tool: str | None) -> bool:
-    gt = view.run.ground_truth or []
-    return any(
-        g.requestor == "agent" and (g.name == tool if tool else not is_handoff(g.name))
-        and state_changing(g.name, g.arguments, view.kinds)
-        for g in gt
-    )
-
-
-def _attribution(view: RunView) -> Attribution | None:
-    return view.attribution
+    """Whether the expected actions include `tool` (None: any write that is not a hand-off)."""
+    return any(n == tool if tool else not is_handoff(n) for n in _expected(view))
 
 
 def missing(view: RunView, tool: str | None) -> Label | None:
     """NA unless the task asked for several writes (one of them of `tool`): dropping the only write a task needs is
     a refusal, a hand-off or a stop, which other families label; here one of several requests was left undone."""
-    a = _attribution(view)
+    a = view.attribution
     if a is None:
         return None
     if not _expects(view, tool) or _n_expected(view) < 2:
@@ -45,15 +43,12 @@ def missing(view: RunView, tool: str | None) -> Label | None:
 
 
 def _n_expected(view: RunView) -> int:
-    return sum(
-        g.requestor == "agent" and not is_handoff(g.name) and state_changing(g.name, g.arguments, view.kinds)
-        for g in view.run.ground_truth or []
-    )
+    return sum(not is_handoff(n) for n in _expected(view))
 
 
 def unwarranted(view: RunView, tool: str, asked: bool) -> Label | None:
     """`asked`: the user asked for the kind of action `tool` does (the run was in a position to make it)."""
-    a = _attribution(view)
+    a = view.attribution
     if a is None:
         return None
     if a.of("unwarranted_write", tool):
@@ -63,7 +58,7 @@ def unwarranted(view: RunView, tool: str, asked: bool) -> Label | None:
 
 def arg_kind(view: RunView, tool: str | None, arg: str | None, kinds: tuple[str, ...]) -> Label | None:
     """`tool` None: any write."""
-    a = _attribution(view)
+    a = view.attribution
     if a is None:
         return None
     made = tool in view.called if tool else any(
@@ -76,7 +71,7 @@ def arg_kind(view: RunView, tool: str | None, arg: str | None, kinds: tuple[str,
 
 
 def handoff(view: RunView, tool: str) -> Label | None:
-    a = _attribution(view)
+    a = view.attribution
     if a is None:
         return None
     if a.of("unwarranted_handoff", tool) or a.of("missing_handoff", tool):
@@ -85,7 +80,7 @@ def handoff(view: RunView, tool: str) -> Label | None:
 
 
 def user_action(view: RunView, tool: str | None) -> Label | None:
-    a = _attribution(view)
+    a = view.attribution
     if a is None:
         return None
     expected = [g for g in view.run.ground_truth or [] if g.requestor == "user" and (tool is None or g.name == tool)]
