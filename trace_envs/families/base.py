@@ -78,12 +78,21 @@ class ProposalContext:
         return list((t.parameters or {}).get("properties", {})) if t is not None else []
 
     def read_key(self, write: str) -> tuple[str | None, str | None]:
-        """The read tool and key argument that go with `write`: the pair seen most often in the runs, else a read sharing
-        an argument with it, else the first read and its first argument."""
+        """The read tool and key argument that go with `write`: the pair seen most often in the runs, else the read
+        whose results held the values passed to the write (a phone number found with `search_contacts`, sent with
+        `send_message_with_phone_number`: they share no argument) and its first argument, else a read sharing an
+        argument with it, else the first read and its first argument."""
         best = [(cnt, r, k) for (r, w, k), cnt in self.pairs.items() if w == write]
         if best:
             _, r, k = max(best)
             return r, k
+        supplied = Counter({r: sum(paths.values()) for (r, w, _), paths in self.index.arg_sources.items()
+                            if w == write and r in self.reads})
+        if supplied:
+            r = max(supplied, key=lambda name: (supplied[name], name))
+            rargs = self.args(r)
+            if rargs:
+                return r, rargs[0]
         wargs = self.args(write)
         for r in self.reads:
             shared = [a for a in self.args(r) if a in wargs]
