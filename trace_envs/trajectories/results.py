@@ -62,6 +62,7 @@ class ResultIndex:
                         self.openings[name].append((run.first_user_message(), args))
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
+            found_by: dict[tuple[str, str], dict[str, Any]] = {}  # as `last`, one-record searches included
             judged = verdicts(run) if verdicts is not None else {}
             for pos, call in enumerate(run.tool_calls):
                 if call.requestor != "agent":
@@ -71,6 +72,11 @@ class ResultIndex:
                     self._judge(call, judged[pos], last)
                 if kind == "read" and call.result and not call.error:
                     flat = _flat_result(call.result)
+                    # A search that found one record (ToolSandbox's search_contacts) supplies that record's values.
+                    found = flat or _flat_result(call.result, single=True)
+                    for value in call.arguments.values():
+                        if isinstance(value, str) and found:
+                            found_by[(call.name, value)] = found
                     if not flat:
                         continue
                     if seen_per_tool[call.name] < MAX_RESULTS_PER_TOOL:
@@ -93,6 +99,7 @@ class ResultIndex:
                             if key_value == value and run.success:
                                 for path, field_value in flat.items():
                                     self.before_write[(read, call.name, arg)][path][_hashable(field_value)] += 1
+                        for (read, _), flat in found_by.items():
                             for path, field_value in flat.items():
                                 if field_value == value and run.success:
                                     self.arg_sources[(read, call.name, arg)][path] += 1
@@ -127,11 +134,14 @@ class ResultIndex:
         )
 
 
-def _flat_result(raw: str) -> dict[str, Any]:
+def _flat_result(raw: str, single: bool = False) -> dict[str, Any]:
+    """A record result flattened; with `single`, also a list that holds exactly one record."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         return {}
+    if single and isinstance(data, list) and len(data) == 1:
+        data = data[0]
     return flatten(data) if isinstance(data, dict) else {}
 
 
