@@ -239,8 +239,8 @@ def gated_record(source: RecordSource, tool: str, gate: Gate, want: Decision, fl
 
 
 # ---- actions an oracle emits ------------------------------------------------------------------------------------------
-def call(name: str, **arguments: Any) -> str:
-    """An action string for one tool call (what an oracle emits)."""
+def call(name: str, /, **arguments: Any) -> str:
+    """An action string for one tool call (what an oracle emits); a tool may itself take an argument `name`."""
     return json.dumps({"name": name, "arguments": arguments}, sort_keys=True)
 
 
