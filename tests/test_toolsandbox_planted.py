@@ -130,12 +130,7 @@ def test_state_dependency_failures_rest_on_no_kept_capability(mined):
     assert mined.diagnosis.runs_with_gt == 0
 
 
-@pytest.mark.parametrize("family", [
-    "answer_from_records",
-    pytest.param("argument_grounding", marks=pytest.mark.xfail(strict=True, reason=(
-        "the record env addresses a write by the read's key; ToolSandbox's send_message_with_phone_number takes no "
-        "contact key (it is addressed by the grounded phone number itself)"))),
-])
+@pytest.mark.parametrize("family", ["answer_from_records", "argument_grounding"])
 def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, family, tmp_path):
     from trace_envs.registry import load_env_class
 
@@ -146,3 +141,13 @@ def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, fam
     _, info = env.reset(seed=0)
     names = {t["function"]["name"] for t in info["tools"]}
     assert set(spec_target_tools(spec)) <= names <= set(tsp.ALL_TOOLS), (spec.name, names)
+    assert {n: sorted(t["function"]["parameters"]["properties"]) for t in info["tools"]
+            for n in [t["function"]["name"]]} == EXPECTED_ARGUMENTS[family]
+    assert result.report.oracle == 1.0 and max(result.report.mutants.values()) < 1.0
+
+
+EXPECTED_ARGUMENTS = {
+    "answer_from_records": {"search_stock": ["query"]},
+    # the write takes no contact key: it is addressed by the phone number the search returned
+    "argument_grounding": {"send_message_with_phone_number": ["content", "phone_number"], "search_contacts": ["name"]},
+}

@@ -28,7 +28,9 @@ from trace_envs.families.kit import Kit
 from trace_envs.families.registry import register_family
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.records import example_for, get_path, like_value, set_path
-from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, decide, new_state
+from trace_envs.runtime.scenario import ToolError
+from trace_envs.runtime.world import RecordEnv, ScenarioError, apply_write, call, canonical_json, decide, new_state
+from trace_envs.spec.model import ToolSpec
 from trace_envs.trajectories.results import ResultIndex
 
 
@@ -36,9 +38,35 @@ class GroundingParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source_field: str = Field(description="Field of the read result that holds the value of write argument `arg`.")
+    write_key: bool = Field(default=True, description=(
+        "Whether the write names the record by the read's `key`; False when the grounded argument itself addresses "
+        "it (ToolSandbox: search_contacts(name) finds the phone number that send_message_with_phone_number takes)."))
 
 
 class GroundingEnv(RecordEnv):
+    """A record env whose write may be addressed by the grounded argument instead of the key (`write_key` False):
+    the write acts on the record holding that value at `source_field`."""
+
+    def _by_value(self, tool: ToolSpec) -> bool:
+        roles = self.SPEC.roles
+        return (tool.name == roles.get("write") and tool.kind == "write" and roles.get("key") not in tool.properties
+                and roles.get("arg") in tool.properties)
+
+    def works(self, tool: ToolSpec) -> bool:
+        return super().works(tool) or self._by_value(tool)
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        spec = self.SPEC
+        if name not in self._tools or not self._by_value(spec.tool(name)):
+            return super().run_tool(name, args, state)
+        key, arg, source = spec.roles["key"], spec.roles["arg"], str(spec.params["source_field"])
+        value = args.get(arg)
+        rid = next((rid for rid, record in state["records"].items() if get_path(record, source) == (True, value)),
+                   None)
+        if rid is None:
+            raise ToolError(f"no record has {arg.replace('_', ' ')} {value!r}")
+        return apply_write(spec, state, name, key, {key: rid, **args})
+
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
         kit = Kit(spec, rng)
@@ -128,12 +156,14 @@ class ArgumentGrounding(Family):
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, arg = roles["key"], roles["read"], roles["write"], roles["arg"]
         read_target = CallRef(tool=read, args={key: {"$var": "target"}})
-        grounded = CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$var": "grounded"}})
+        keyed = bool(params.get("write_key", True))
+        on_target = {key: {"$var": "target"}} if keyed else {}
+        grounded = CallRef(tool=write, args={**on_target, arg: {"$var": "grounded"}})
         return Check(clauses=[
             CallMade(id="grounded_write", weight=3, call=grounded,
                      description=f"pass {arg} exactly as the lookup returned it"),
             Order(id="read_first", weight=1, requires=["grounded_write"], first=read_target, then=grounded,
-                  join=[key], description=f"look the record up with {read} before the write"),
+                  join=[key] if keyed else [], description=f"look the record up with {read} before the write"),
             Grounded(id="no_invented_values", weight=1, requires=["grounded_write"], call=CallRef(tool=write),
                      args=[arg], description=f"every {arg} passed appeared in a tool result or the user's words first"),
             NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[grounded],
@@ -159,13 +189,18 @@ class ArgumentGrounding(Family):
                 # The key itself comes from the user's request: that is information gathering, not grounding.
                 if a == key or ctx.free_text(w, a):
                     continue
+                roles = ctx.roles_for(w, arg=a)
+                params, note = self.infer_params(roles, ctx.index)
+                if roles.get("key") not in ctx.args(w):  # left at its default otherwise: the specs stay as they were
+                    params["write_key"] = False
                 out.append(Proposal(
                     name=f"ground_{a}_of_{w}",
                     description=f"Pass argument {a} of {w} exactly as an earlier lookup returned it or the user said "
-                    "it; never invent ids or values.",
-                    roles=ctx.roles_for(w, arg=a),
+                    "it; never invent ids or values." + note,
+                    roles=roles,
                     label_check=_grounded(w, a),
                     label_args={"tool": w, "arg": a},
+                    params=params,
                 ))
         return out
 

@@ -72,7 +72,9 @@ class Kit:
             found, value = get_path(record, path)
             if found and arg not in (fixed or {}):
                 sourced[arg] = value
-        args = fill_arguments(spec, {self.key: target, **sourced, **(fixed or {})})
+        # A write addressed otherwise (ToolSandbox's send_message_with_phone_number takes no contact key) gets none.
+        keyed = {self.key: target} if self.key in spec.properties or not spec.properties else {}
+        args = fill_arguments(spec, {**keyed, **sourced, **(fixed or {})})
         return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
 
     def extras(self, args: dict[str, Any], *hidden: str) -> dict[str, Any]:

@@ -54,6 +54,13 @@ def owner_field(spec: CapabilitySpec) -> str | None:
     return next((i.path for i in spec.invariants if i.kind == "owner" and i.path), None)
 
 
+def _one_record(result: Any) -> dict[str, Any] | None:
+    """A result that is one record: a dict, or a search's list that found exactly one (ToolSandbox's contacts)."""
+    if isinstance(result, list) and len(result) == 1:
+        result = result[0]
+    return result if isinstance(result, dict) else None
+
+
 def _copy(record: dict[str, Any]) -> dict[str, Any]:
     # Records are parsed JSON: a JSON round trip copies them several times faster than copy.deepcopy.
     return json.loads(json.dumps(record))
@@ -65,9 +72,9 @@ class RecordSource:
 
     def __init__(self, spec: CapabilitySpec, read: str, key: str, rng: np.random.Generator):
         tool = spec.tool(read)
-        pool = [r for r in tool.result_examples if isinstance(r, dict)]
-        if not pool and isinstance(tool.result_example, dict):
-            pool = [tool.result_example]
+        pool = [r for r in map(_one_record, tool.result_examples) if r is not None]
+        if not pool and _one_record(tool.result_example) is not None:
+            pool = [_one_record(tool.result_example)]
         self.spec, self.key, self.rng = spec, key, rng
         self.pool = pool or [{}]
         self.owner_field = owner_field(spec)
