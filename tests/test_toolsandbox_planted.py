@@ -5,6 +5,7 @@ names."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import Counter
 from pathlib import Path
@@ -144,6 +145,10 @@ def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, fam
     assert {n: sorted(t["function"]["parameters"]["properties"]) for t in info["tools"]
             for n in [t["function"]["name"]]} == EXPECTED_ARGUMENTS[family]
     assert result.report.oracle == 1.0 and max(result.report.mutants.values()) < 1.0
+    # ToolSandbox's result style: the read replies with the repr of the record, not JSON
+    assert {t.result_style for t in spec.tools} == {"python-repr"}
+    reply, *_ = env.step(env.scenario.oracle[0])
+    assert reply.startswith("{'") and isinstance(ast.literal_eval(reply), dict), reply
 
 
 EXPECTED_ARGUMENTS = {
@@ -151,3 +156,33 @@ EXPECTED_ARGUMENTS = {
     # the write takes no contact key: it is addressed by the phone number the search returned
     "argument_grounding": {"send_message_with_phone_number": ["content", "phone_number"], "search_contacts": ["name"]},
 }
+
+
+@pytest.mark.parametrize("result, error, style, text", [
+    ('{"name": "Fredrik", "is_self": false}', False, "python-repr", "{'name': 'Fredrik', 'is_self': False}"),
+    ("f1b2c3d4", False, "python-repr", "'f1b2c3d4'"),
+    (None, False, "python-repr", "None"),
+    ({"error": "phone number '+1' not found"}, True, "python-repr", "ValueError: phone number '+1' not found"),
+    ({"ok": True}, False, "json", '{"ok": true}'),
+    ('{"ok": true}', False, "json", '{"ok": true}'),
+])
+def test_result_text_follows_the_result_style(result, error, style, text):
+    from trace_envs.runtime.base import result_text
+
+    assert result_text(result, error, style) == text
+
+
+def test_profile_takes_the_result_style_from_the_runs(six):
+    from trace_envs.trajectories.profile import build_profile
+
+    root, _ = six
+    runs = load_runs([root]).runs
+    profile = build_profile(runs)
+    assert {t.result_style for t in profile.tools.values()} == {"python-repr"}
+    assert {t.result_style for t in build_profile(_helpdesk_runs()).tools.values()} == {"json"}
+
+
+def _helpdesk_runs():
+    from trace_envs.datasets.helpdesk import DOMAIN
+
+    return DOMAIN.generate(20, seed=0)

@@ -12,6 +12,7 @@ so that share stays small.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable
@@ -222,7 +223,10 @@ class DumpValues(Probe):
             try:
                 data = json.loads(text)
             except ValueError:
-                continue
+                try:  # a python-repr env (ToolSandbox's style) replies with literals: read as data, never run
+                    data = ast.literal_eval(text)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    continue
             for leaf in _leaves(data):
                 words = str(leaf)
                 if words not in values:

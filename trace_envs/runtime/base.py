@@ -57,6 +57,22 @@ def sanitize(text: str) -> str:
     return "".join(ch if ch in CHARSET else "?" for ch in text.translate(_TRANSLATE))
 
 
+def result_text(result: Any, error: bool, style: str = "json") -> str:
+    """A tool's reply as the target writes it: JSON (a string as it is), or with `python-repr` what ToolSandbox's
+    execution environment prints: the repr of the value (`[{'name': 'Fredrik'}]`, `'a1b2'`, `None`), and for a failed
+    call the exception line (`ValueError: <why>`)."""
+    if style == "python-repr":
+        if error and isinstance(result, dict) and isinstance(result.get("error"), str):
+            return f"ValueError: {result['error']}"
+        if isinstance(result, str) and result[:1] in ("{", "["):  # a record env's read: the record's JSON
+            try:
+                result = json.loads(result)
+            except ValueError:
+                pass
+        return repr(result)
+    return result if isinstance(result, str) else json.dumps(result)
+
+
 def tool_schema(tool: ToolSpec) -> dict[str, Any]:
     return {
         "type": "function",
@@ -267,7 +283,8 @@ class TraceEnv(gym.Env[str, str]):
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
             )
             result, error = self._execute(name, args)
-            text = result if isinstance(result, str) else json.dumps(result)
+            tool = self._tools.get(name)
+            text = result_text(result, error, tool.result_style if tool is not None else "json")
             outputs.append((cid, name, text))
             self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
             self.user.observe_call(name, args, ok=not error, kind=self._kinds.get(name))

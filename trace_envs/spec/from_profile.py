@@ -41,6 +41,7 @@ def tool_spec(profile: Any, name: str, *, description: str | None = None, result
         result_examples=list(getattr(t, "result_examples", []) or [])[:50],
         effect=dict(getattr(t, "effect", {}) or {}),
         arg_sources=dict(getattr(t, "arg_sources", {}) or {}),
+        result_style=getattr(t, "result_style", "json"),
     )
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from trace_envs.checks.clauses import Check
 from trace_envs.spec.rules import PolicyRules
 from trace_envs.trajectories.invariants import Invariant
+from trace_envs.trajectories.models import ResultStyle
 
 SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,62}$"
 TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -42,6 +43,9 @@ class ToolSpec(BaseModel):
     effect: dict[str, Any] = Field(
         default_factory=dict, description="Fields a write sets on its record (e.g. status: cancelled), as the runs show."
     )
+    result_style: ResultStyle = Field(
+        default="json", description="How the target writes this tool's results, and so the env: JSON, or the Python "
+        "repr ToolSandbox prints (`[{'name': 'Fredrik'}]`, `True`, `None`; an error as `ValueError: <why>`).")
     arg_sources: dict[str, str] = Field(
         default_factory=dict, description="Arguments whose value is a field of the record written (arg -> dotted path)."
     )
@@ -156,6 +160,9 @@ class CapabilitySpec(BaseModel):
 
     def compute_hash(self) -> str:
         data = self.model_dump(mode="json", exclude={"spec_hash"})
+        for tool in data["tools"]:  # added later: at its default it leaves the hashes of earlier specs as they were
+            if tool.get("result_style") == "json":
+                del tool["result_style"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
 

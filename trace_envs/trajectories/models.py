@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 Requestor = Literal["agent", "user"]
 
 # Arguments whose values are prose the agent writes (never grounded, never a record key, never compared).
+# How a source writes tool results: JSON text, or the Python repr ToolSandbox's execution environment prints.
+ResultStyle = Literal["json", "python-repr"]
+RESULT_STYLES: tuple[str, ...] = ("json", "python-repr")
 PROSE_ARGS = frozenset({"summary", "reason", "thought", "expression", "note", "notes", "comment", "message", "text"})
 
 

@@ -28,7 +28,7 @@ from trace_envs.trajectories.example_values import ExamplePool
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
-from trace_envs.trajectories.models import PROSE_ARGS, Run, ToolCall
+from trace_envs.trajectories.models import PROSE_ARGS, RESULT_STYLES, ResultStyle, Run, ToolCall
 from trace_envs.trajectories.results import flatten
 
 __all__ = [
@@ -139,6 +139,9 @@ class ToolProfile(BaseModel):
         default_factory=dict, description="Write arguments whose value is a field of the record written (arg -> path)."
     )
     error_rate: float = 0.0
+    result_style: ResultStyle = Field(
+        default="json", description="How the source wrote the tool's results: JSON, or the Python repr ToolSandbox "
+        "prints (`[{'name': 'Fredrik'}]`, `True`, `None`), as the runs' `meta.result_style` says.")
     changes: dict[str, dict[str, list[Any]]] = Field(
         default_factory=dict,
         description="User-side tools only: record fields an agent read showed changed across the user's call "
@@ -293,6 +296,7 @@ class _Acc:
         self.result_example: Any = None
         self.has_example = False
         self.text_example: Any = None
+        self.styles: Counter[str] = Counter()
 
     def add(self, call: ToolCall) -> None:
         self.calls += 1
@@ -423,12 +427,15 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
             if isinstance(fn.get("name"), str):
                 definitions.setdefault(fn["name"], t)
+        style = (run.meta or {}).get("result_style")
         for call in run.tool_calls:
             into = accs if call.requestor == "agent" else user_accs
             acc = into.get(call.name)
             if acc is None:
                 acc = into[call.name] = _Acc(call.name)
             acc.add(call)
+            if style in RESULT_STYLES:
+                acc.styles[style] += 1
 
     name_kinds = {name: infer_kind_from_name(name) for name in accs}
     changed, unchanged = _state_change_evidence(runs, name_kinds)
@@ -473,6 +480,7 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             result_keys=list(acc.result_keys),
             result_example=acc.result_example if acc.has_example else acc.text_example,
             error_rate=round(acc.errors / acc.calls, 4) if acc.calls else 0.0,
+            result_style=acc.styles.most_common(1)[0][0] if acc.styles else "json",
         )
 
     policies = Counter(r.policy for r in runs if r.policy)
