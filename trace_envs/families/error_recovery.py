@@ -1,0 +1,341 @@
+"""Error recovery: a write fails with an error naming a cause that another tool removes; remove it and retry, or,
+when the cause cannot be removed, tell the user why.
+
+What the runs teach (`recoveries`): in passed runs, a call of the write returned an error, the agent made another
+successful call (the fix), and then the same write succeeded. tau-bench airline's gpt-4o runs do it with
+`update_reservation_flights`: "Error: payment method not found", then `get_user_details`, then the retry with a
+payment id from the user's profile; a help desk's agent gets "Error: autopay must be enabled before roaming can be
+turned on", calls `enable_autopay` and retries. The proposal rule learns (error shape -> fixing call) from the runs, for
+any tool names; an error's shape is its text with every token holding a digit read as a placeholder, so "flight
+HAT030 not available on date 2024-05-13" and "flight HAT223 ..." are one kind of error.
+
+The env (roles `read`, `write`, `fix`, `key`; params `field`, `ready`, `unready`, `error`, `fix_error`, `reason`) is
+stateful: the write fails with `error` while the record's `field` is not `ready`, and a successful `fix` call on the
+record sets it (`trace_envs.runtime.world.unmet_prerequisite`). Two balanced classes: `fixable` (pay the successful
+retry, with the fix before it and the record read first) and `unfixable` (the fix itself fails with `fix_error`; pay
+telling the user `reason` after reading the record). Giving up, retrying the same call unchanged, claiming success or
+any other write earns nothing. Bindings: `target`, `fixable`, `reason`. An env needs a fix that is a write whose
+effect on the record the runs show; a fix that is a read (the retry changes an argument, as in tau-bench) is
+proposed and labelled but has no scenario builder yet.
+
+Example episode (`trace/helpdesk_enable_autopay_then_retry`, a fixable seed):
+
+    user:  Hi! My customer id is cu_48213. I'd like to set the roaming of account AC-731045. ...
+    agent: get_account(account_no=AC-731045)
+    agent: set_roaming(account_no=AC-731045, roaming=on)  -> Error: autopay must be enabled before roaming ...
+    agent: enable_autopay(account_no=AC-731045)
+    agent: set_roaming(account_no=AC-731045, roaming=on)
+    agent: Done: I have completed the set roaming request for AC-731045. ...
+
+Labelling a real run: it applies when a call of the write got an error of a learned shape. PRESENT when a successful
+call of the fix and then a successful retry followed, or when the agent then declined saying why (`checks.refusing`)
+without retrying the failed call unchanged; LACKING otherwise (it gave up, or retried unchanged), and always when the
+source's expected actions show the write missing because the call failed (`missing_write`, instead `call_failed`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_envs.checks.attribution import FREE_TEXT_ARGS
+from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
+from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.families.base import Family, Label, Proposal, ProposalContext
+from trace_envs.families.kit import GOODBYE, Kit
+from trace_envs.families.registry import register_family
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.records import get_path, set_path
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, fill_arguments, new_state, words
+from trace_envs.trajectories.models import Run, ToolCall
+from trace_envs.trajectories.results import ResultIndex
+
+MIN_RECOVERIES = 2  # passed runs that recovered from one kind of error: one could be luck
+MAX_SHAPES = 5
+_VALUE = re.compile(r"\S*\d\S*")
+_ERROR_PREFIX = re.compile(r"^\s*error\s*:\s*", re.I)
+
+
+class RecoveryParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str | None = Field(default=None, description="Record path the fix sets (the prerequisite).")
+    ready: Any = Field(default=None, description="The value the write needs at `field` (what the fix sets).")
+    unready: Any = Field(default=None, description="The value at `field` before the fix.")
+    error: str = Field(default="", description="The write's error text while the prerequisite does not hold.")
+    fix_error: str = Field(default="", description="The fix's error text when the cause cannot be removed.")
+    reason: str = Field(default="", description="What the user must be told then (a phrase of `fix_error`).")
+    errors: list[str] = Field(default_factory=list, description="The error shapes the runs recovered from.")
+
+
+class RecoveryEnv(RecordEnv):
+    def works(self, tool) -> bool:
+        return tool.name == self.SPEC.roles.get("fix") or super().works(tool)
+
+    def build_scenario(self, rng) -> Scenario:
+        spec = self.SPEC
+        p = RecoveryParams.model_validate(spec.params)
+        fix = spec.roles["fix"]
+        if spec.tool(fix).kind != "write" or not p.field or p.ready is None:
+            raise ScenarioError(f"{fix} fixes the error by what it shows (a read), not by a change the runs show on "
+                                "the record: no scenario builder for that kind of recovery yet")
+        kit = Kit(spec, rng)
+        write, key = kit.write, kit.key
+        assert write is not None
+        fixable = self.class_draw < 0.5
+        records = kit.source.records(1 + max(spec.knobs.distractors, 1),
+                                     accept=lambda r: get_path(r, p.field or "")[0])
+        for r in records:
+            set_path(r, p.field, p.unready)
+        record, other = records[0], records[1]
+        target, other_id = record[key], other[key]
+        kit.knows(target)
+        args, stated = kit.write_args(write, record)
+        fix_args = fill_arguments(spec.tool(fix), {key: target})
+        opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
+        if stated:
+            opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
+        opening += kit.from_record(write, args, stated)
+        reason = p.reason or plain_error(p.fix_error)
+        state = new_state({r[key]: r for r in records})
+        state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": p.error}]}
+        state["effects"] = {fix: {p.field: p.ready}}
+        if not fixable:
+            state["unavailable"] = {fix: p.fix_error}
+        read, attempt = kit.read_call(target), call(write, **args)
+        fixing, wrong_fix = call(fix, **fix_args), call(fix, **dict(fix_args, **{key: other_id}))
+        other_write = call(write, **dict(args, **{key: other_id}))
+        sorry = f"I'm sorry, I was not able to {kit.phrase(write, target)}. {GOODBYE}"
+        loop = [read, attempt, attempt, attempt, sorry]
+        if fixable:
+            done = kit.done(write, [target])
+            oracle = [read, *kit.write_steps(write, target, args), fixing, attempt, done]
+            mutants = {
+                "drop_required_call": [read, attempt, attempt, done],
+                "swap_calls": [read, attempt, attempt, fixing, done],
+                "wrong_argument": [read, attempt, wrong_fix, attempt, done],
+                "forbidden_extra_call": [read, attempt, fixing, attempt, other_write, done],
+                "text_only": [done],
+                "gives_up": [read, attempt, sorry],
+                "retry_unchanged": loop,
+            }
+        else:
+            why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: it needs {words(fix)} first, and that is not "
+                   f"possible because {reason}. {GOODBYE}")
+            claim = kit.done(write, [target])
+            oracle = [read, *kit.write_steps(write, target, args), fixing, why]
+            mutants = {
+                "drop_required_call": [attempt, fixing, why],
+                "swap_calls": [attempt, fixing, why, read],
+                "wrong_argument": [kit.read_call(other_id), attempt, fixing, why],
+                "forbidden_extra_call": [read, attempt, fixing, other_write, why],
+                "text_only": [why],
+                "gives_up": [read, attempt, sorry],
+                "retry_unchanged": loop,
+                "claims_success": [read, attempt, fixing, claim],
+            }
+        return Scenario(
+            state=state,
+            bindings={"target": target, "fixable": fixable, "reason": reason},
+            opening=opening,
+            facts=kit.facts,
+            requests=[kit.request(write, target)],
+            oracle=oracle,
+            mutants=mutants,
+            klass="fixable" if fixable else "unfixable",
+        )
+
+
+# ---- what the runs show -----------------------------------------------------------------------------------------
+def error_text(c: ToolCall) -> str:
+    """The error a call returned: a plain text, or the `error` of a JSON reply."""
+    text = c.result or ""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return str(data.get("error", text)) if isinstance(data, dict) else text
+
+
+def error_shape(text: str) -> str:
+    """An error's kind: its text with each token holding a digit as `<v>` ("Error: flight <v> not available on date
+    <v>"), so the same error on another record is the same kind."""
+    return _VALUE.sub("<v>", " ".join(text.split()))[:200]
+
+
+def plain_error(text: str) -> str:
+    """An error text as a phrase to tell the user: without its "Error:" prefix, its last clause ("...; the card on
+    file is expired" -> "the card on file is expired")."""
+    body = _ERROR_PREFIX.sub("", text).strip().rstrip(".")
+    return body.split(";")[-1].strip() or body
+
+
+def _substantive(c: ToolCall) -> bool:
+    """A call that can fix something: not a prose-only tool (`think`, `calculate`)."""
+    return bool(c.arguments) and not all(k in FREE_TEXT_ARGS for k in c.arguments)
+
+
+def recoveries(run: Run, tool: str) -> list[tuple[int, str, ToolCall | None, ToolCall | None]]:
+    """(position, error shape, fix, retry) for each failed call of `tool` in `run`: the retry is the next successful
+    call of `tool`, the fix the last successful substantive call of another tool between the two (None when the
+    agent retried without one, or never succeeded)."""
+    calls = run.agent_calls
+    out = []
+    for i, c in enumerate(calls):
+        if c.name != tool or not c.error:
+            continue
+        j = next((j for j in range(i + 1, len(calls)) if calls[j].name == tool and not calls[j].error), None)
+        between = calls[i + 1: j] if j is not None else []
+        fix = next((b for b in reversed(between) if b.name != tool and not b.error and _substantive(b)), None)
+        out.append((i, error_shape(error_text(c)), fix, calls[j] if j is not None else None))
+    return out
+
+
+def learned(ctx: ProposalContext) -> dict[tuple[str, str], list[str]]:
+    """(write, fix) -> the error shapes that passed runs recovered from with that fix, in at least MIN_RECOVERIES
+    runs, most recovered first."""
+    seen: Counter = Counter()
+    for run in ctx.runs:
+        if not run.success:
+            continue
+        for tool in ctx.writes:
+            hits = {(shape, fix.name) for _, shape, fix, retry in recoveries(run, tool) if fix and retry}
+            seen.update((tool, f, s) for s, f in hits)
+    out: dict[tuple[str, str], list[str]] = {}
+    for (tool, fix, shape), n in sorted(seen.items(), key=lambda x: (-x[1], x[0])):
+        if n >= MIN_RECOVERIES:
+            out.setdefault((tool, fix), []).append(shape)
+    return {k: v[:MAX_SHAPES] for k, v in out.items()}
+
+
+# ---- the family -------------------------------------------------------------------------------------------------
+class ErrorRecovery(Family):
+    name = "error_recovery"
+    summary = ("When a write fails with an error naming a cause another tool removes, remove it and retry; when the "
+               "cause cannot be removed, tell the user why.")
+    roles = ("read", "write", "fix", "key")
+    params = RecoveryParams
+    env_class = RecoveryEnv
+    teaches = ("missing_write",)
+
+    def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
+        key, read, write, fix = roles["key"], roles["read"], roles["write"], roles["fix"]
+        target = {key: {"$var": "target"}}
+        read_t, write_t, fix_t = (CallRef(tool=t, args=target) for t in (read, write, fix))
+        return Check(clauses=[
+            CallMade(id="retried", weight=2, when="fixable", call=write_t,
+                     description=f"{write} succeeds on the record the user asked about, retried after the fix"),
+            Order(id="fixed_first", weight=1, when="fixable", requires=["retried"], first=fix_t, then=write_t,
+                  join=[key], description=f"remove the cause the error names with {fix} before the retry"),
+            Order(id="read_first", weight=1, when="fixable", requires=["retried"], first=read_t, then=write_t,
+                  join=[key], description=f"look the record up with {read} before the write"),
+            Communicated(id="explained", weight=3, when="!fixable", values=[{"$var": "reason"}], after=read_t,
+                         description="when the cause cannot be removed, tell the user why in a sentence"),
+            NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[write_t, fix_t],
+                   description="no write but the request and its fix, on the user's record"),
+        ])
+
+    def label(self, view, check: Check, args: dict[str, Any]) -> Label:
+        tool, fix, shapes = args.get("tool"), args.get("fix"), set(args.get("errors") or [])
+        if not tool:
+            return "NA"
+        failed = [(i, s, f, r) for i, s, f, r in recoveries(view.run, tool) if not shapes or s in shapes]
+        if not failed:
+            return "NA"
+        a = view.attribution
+        if a is not None and any(d.instead == "call_failed" for d in a.of("missing_write", tool)):
+            return "LACKING"
+        calls = view.run.agent_calls
+        i, _, found_fix, retry = failed[0]
+        if retry is not None and found_fix is not None and (fix is None or found_fix.name == fix):
+            return "PRESENT"
+        first = calls[i]
+        unchanged = any(c.name == tool and c.arguments == first.arguments for c in calls[i + 1:])
+        said_why = any(m.get("role") == "assistant" and refuses_with_reason(m.get("content"))
+                       for m in view.run.messages[max(first.message_index, 0) + 1:] if isinstance(m.get("content"), str))
+        return "PRESENT" if said_why and not unchanged and retry is None else "LACKING"
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        w = roles.get("write")
+        return (_failed_write(w), {"tool": w, "fix": roles.get("fix"), "errors": []}) if w else None
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        out = []
+        for (write, fix), shapes in learned(ctx).items():
+            roles = ctx.roles_for(write, fix=fix)
+            if "read" not in roles or "key" not in roles:
+                continue
+            out.append(Proposal(
+                name=f"recover_{write}_error_with_{fix}",
+                description=f"When {write} returns an error such as \"{shapes[0]}\", remove the cause with {fix} and "
+                f"retry {write}; when the cause cannot be removed, tell the user why instead of giving up or "
+                "retrying the same call unchanged.",
+                roles=roles,
+                label_check=_failed_write(write),
+                label_args={"tool": write, "fix": fix, "errors": shapes},
+                params=infer_recovery(ctx.runs, write, fix, roles.get("read"), shapes),
+            ))
+        return out
+
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        return {}, ""
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        return [t for t in (roles.get("write"), roles.get("fix")) if t]
+
+
+def _failed_write(write: str) -> Check:
+    return Check(applies_if=[CallRef(tool=write)], clauses=[CallMade(id="write_made", call=CallRef(tool=write))])
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {p: v for k, x in value.items() for p, v in _leaves(x, f"{prefix}{k}.").items()}
+    return {prefix[:-1]: value} if prefix and not isinstance(value, list) else {}
+
+
+def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, shapes: list[str]) -> dict[str, Any]:
+    """The env's params from the runs: the write's most common error text of the learned shapes; the record field the
+    fix changes (a value of its result that differs from the record read before it) and its values before and after;
+    the fix's own most common error text and the reason it gives."""
+    errors: Counter = Counter()
+    changes: Counter = Counter()
+    fix_errors: Counter = Counter()
+    for run in runs:
+        for i, shape, found, retry in recoveries(run, write):
+            if shape in shapes:
+                errors[error_text(run.agent_calls[i])] += 1
+        before: dict[str, Any] = {}
+        for c in run.agent_calls:
+            if c.name == read and not c.error and c.name != fix:
+                before = _leaves(_parsed(c.result))
+            elif c.name == fix and c.error:
+                fix_errors[error_text(c)] += 1
+            elif c.name == fix:
+                for path, value in _leaves(_parsed(c.result)).items():
+                    old = before.get(path)
+                    if path in before and old != value and isinstance(value, (str, bool, int)):
+                        changes[(path, json.dumps(old), json.dumps(value))] += 1
+    params: dict[str, Any] = {"errors": shapes, "error": errors.most_common(1)[0][0] if errors else shapes[0]}
+    if changes:
+        (path, old, new), _ = changes.most_common(1)[0]
+        params.update(field=path, unready=json.loads(old), ready=json.loads(new))
+    if fix_errors:
+        text = fix_errors.most_common(1)[0][0]
+        params.update(fix_error=text, reason=plain_error(text))
+    return params
+
+
+def _parsed(text: str | None) -> Any:
+    try:
+        return json.loads(text or "")
+    except (ValueError, RecursionError):
+        return None
+
+
+register_family(ErrorRecovery())
