@@ -9,23 +9,26 @@ turned on", calls `enable_autopay` and retries. The proposal rule learns (error 
 any tool names; an error's shape is its text with every token holding a digit read as a placeholder, so "flight
 HAT030 not available on date 2024-05-13" and "flight HAT223 ..." are one kind of error.
 
-The env (roles `read`, `write`, `fix`, `key`; params `field`, `ready`, `unready`, `error`, `fix_error`, `reason`) is
-stateful: the write fails with `error` while the record's `field` is not `ready`, and a successful `fix` call on the
-record sets it (`trace_envs.runtime.world.unmet_prerequisite`). Two balanced classes: `fixable` (pay the successful
-retry, with the fix before it and the record read first) and `unfixable` (the fix itself fails with `fix_error`; pay
-telling the user `reason` after reading the record). Giving up, retrying the same call unchanged, claiming success or
-any other write earns nothing. Bindings: `target`, `fixable`, `reason`. An env needs a fix that is a write whose
-effect on the record the runs show; a fix that is a read (the retry changes an argument, as in tau-bench) is
-proposed and labelled but has no scenario builder yet.
+The env (roles `read`, `write`, `fix`, `key`) is stateful, from params the runs give (`infer_recovery`): the write
+fails with `error` while the record's `field` is not `ready`; a successful `fix` on the record sets it, and the retry
+then changes the record as the runs' retries did (`sets`); see `trace_envs.runtime.world.unmet_prerequisite`. Two
+balanced classes: `fixable` (pay the successful retry, with the fix before it and the record read first) and
+`unfixable` (the fix itself fails with `fix_error`, and the record shows why at `cause`, e.g. its cards expired; pay
+telling the user `reason` after reading the record). Giving up, retrying the same call unchanged, claiming success
+or any other write earns nothing; repeating a failed call while nothing changed costs a share even when the fix
+follows. Bindings: `target`, `fixable`, `reason`, `reason_core`. The env needs a fix that is a write whose change to
+the record the runs show; a fix that is a read (the retry changes an argument, as in tau-bench) is proposed and
+labelled, but has no scenario builder yet.
 
-Example episode (`trace/helpdesk_enable_autopay_then_retry`, a fixable seed):
+Example episode (`trace/helpdesk_enable_autopay_then_retry`, seed 0, fixable):
 
-    user:  Hi! My customer id is cu_48213. I'd like to set the roaming of account AC-731045. ...
-    agent: get_account(account_no=AC-731045)
-    agent: set_roaming(account_no=AC-731045, roaming=on)  -> Error: autopay must be enabled before roaming ...
-    agent: enable_autopay(account_no=AC-731045)
-    agent: set_roaming(account_no=AC-731045, roaming=on)
-    agent: Done: I have completed the set roaming request for AC-731045. ...
+    user:  Hi! My customer id is cu_23000. I'd like to set the roaming of account AC-006351. Use these details:
+           {"roaming": "on"}.
+    agent: get_account(account_no=AC-006351)
+    agent: set_roaming(account_no=AC-006351, roaming=on)  -> Error: autopay must be enabled before roaming can be ...
+    agent: enable_autopay(account_no=AC-006351)
+    agent: set_roaming(account_no=AC-006351, roaming=on)
+    agent: Done: I have completed the set roaming request for AC-006351. Is there anything else? ...
 
 Labelling a real run: it applies when a call of the write got an error of a learned shape. PRESENT when a successful
 call of the fix and then a successful retry followed, or when the agent then declined saying why (`checks.refusing`)
@@ -43,7 +46,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
+from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, FinalState, NoCall, Order
 from trace_envs.checks.refusing import refuses_with_reason
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
@@ -58,6 +61,7 @@ MIN_RECOVERIES = 2  # passed runs that recovered from one kind of error: one cou
 MAX_SHAPES = 5
 _VALUE = re.compile(r"\S*\d\S*")
 _ERROR_PREFIX = re.compile(r"^\s*error\s*:\s*", re.I)
+_ARTICLE = re.compile(r"^(?:the|a|an|your|this|its)\s+", re.I)
 
 
 class RecoveryParams(BaseModel):
@@ -70,6 +74,12 @@ class RecoveryParams(BaseModel):
     fix_error: str = Field(default="", description="The fix's error text when the cause cannot be removed.")
     reason: str = Field(default="", description="What the user must be told then (a phrase of `fix_error`).")
     errors: list[str] = Field(default_factory=list, description="The error shapes the runs recovered from.")
+    sets: dict[str, Any] = Field(default_factory=dict, description="What the write, once it succeeds, changes on the "
+                                 "record (path -> value), as its results in the runs show.")
+    cause: str | None = Field(default=None, description="Record path (`*` for list items) whose value decides "
+                              "whether the fix can succeed, as the records read before it show.")
+    cause_ok: Any = Field(default=None, description="The value at `cause` when the fix succeeds.")
+    cause_blocked: Any = Field(default=None, description="The value at `cause` when the fix fails.")
 
 
 class RecoveryEnv(RecordEnv):
@@ -89,8 +99,10 @@ class RecoveryEnv(RecordEnv):
         fixable = self.class_draw < 0.5
         records = kit.source.records(1 + max(spec.knobs.distractors, 1),
                                      accept=lambda r: get_path(r, p.field or "")[0])
-        for r in records:
+        for i, r in enumerate(records):
             set_path(r, p.field, p.unready)
+            if p.cause:  # the record shows why the fix fails (a card on file that is expired), or why it will not
+                set_every(r, p.cause, p.cause_ok if fixable or i else p.cause_blocked)
         record, other = records[0], records[1]
         target, other_id = record[key], other[key]
         kit.knows(target)
@@ -100,12 +112,14 @@ class RecoveryEnv(RecordEnv):
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
         opening += kit.from_record(write, args, stated)
-        reason = p.reason or plain_error(p.fix_error)
+        # Runs that never show the fix failing give no words for it: then it fails as plainly as a target's write does.
+        fix_error = p.fix_error or f"Error: {words(fix)} is not possible for this {kit.noun}"
+        reason = p.reason or plain_error(fix_error)
         state = new_state({r[key]: r for r in records})
         state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": p.error}]}
-        state["effects"] = {fix: {p.field: p.ready}}
+        state["effects"] = {fix: {p.field: p.ready}, write: dict(p.sets)}
         if not fixable:
-            state["unavailable"] = {fix: p.fix_error}
+            state["unavailable"] = {fix: fix_error}
         read, attempt = kit.read_call(target), call(write, **args)
         fixing, wrong_fix = call(fix, **fix_args), call(fix, **dict(fix_args, **{key: other_id}))
         other_write = call(write, **dict(args, **{key: other_id}))
@@ -122,10 +136,12 @@ class RecoveryEnv(RecordEnv):
                 "text_only": [done],
                 "gives_up": [read, attempt, sorry],
                 "retry_unchanged": loop,
+                "retry_loop": [read, attempt, attempt, fixing, attempt, done],
+                "claims_success": [read, attempt, done],
             }
         else:
-            why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: it needs {words(fix)} first, and that is not "
-                   f"possible because {reason}. {GOODBYE}")
+            why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: it failed ({plain_error(p.error)}), and "
+                   f"{words(fix)} is not possible because {reason}. {GOODBYE}")
             claim = kit.done(write, [target])
             oracle = [read, *kit.write_steps(write, target, args), fixing, why]
             mutants = {
@@ -136,11 +152,12 @@ class RecoveryEnv(RecordEnv):
                 "text_only": [why],
                 "gives_up": [read, attempt, sorry],
                 "retry_unchanged": loop,
+                "retry_loop": [read, attempt, fixing, attempt, why],
                 "claims_success": [read, attempt, fixing, claim],
             }
         return Scenario(
             state=state,
-            bindings={"target": target, "fixable": fixable, "reason": reason},
+            bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason)},
             opening=opening,
             facts=kit.facts,
             requests=[kit.request(write, target)],
@@ -172,6 +189,12 @@ def plain_error(text: str) -> str:
     file is expired" -> "the card on file is expired")."""
     body = _ERROR_PREFIX.sub("", text).strip().rstrip(".")
     return body.split(";")[-1].strip() or body
+
+
+def core_phrase(reason: str) -> str:
+    """The reason without its leading article ("the card on file is expired" -> "card on file is expired"), so that
+    "your card on file is expired" states it too."""
+    return _ARTICLE.sub("", reason, count=1) or reason
 
 
 def _substantive(c: ToolCall) -> bool:
@@ -233,8 +256,14 @@ class ErrorRecovery(Family):
                   join=[key], description=f"remove the cause the error names with {fix} before the retry"),
             Order(id="read_first", weight=1, when="fixable", requires=["retried"], first=read_t, then=write_t,
                   join=[key], description=f"look the record up with {read} before the write"),
-            Communicated(id="explained", weight=3, when="!fixable", values=[{"$var": "reason"}], after=read_t,
+            Communicated(id="explained", weight=3, when="!fixable", mode="any", after=read_t,
+                         values=[{"$var": "reason"}, {"$var": "reason_core"}],
                          description="when the cause cannot be removed, tell the user why in a sentence"),
+            FinalState(id="no_retry_loop", weight=1, when="fixable", requires=["retried"], path="repeated_failure",
+                       op="absent", description="never repeat a call that failed while nothing changed"),
+            FinalState(id="no_retry_loop_unfixable", weight=1, when="!fixable", requires=["explained"],
+                       path="repeated_failure", op="absent",
+                       description="never repeat a call that failed while nothing changed"),
             NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[write_t, fix_t],
                    description="no write but the request and its fix, on the user's record"),
         ])
@@ -289,46 +318,108 @@ class ErrorRecovery(Family):
         return [t for t in (roles.get("write"), roles.get("fix")) if t]
 
 
+def set_every(record: dict[str, Any], path: str, value: Any) -> None:
+    """Set `value` at a dotted path whose `*` segments stand for every item of a list (`payment_methods.*.expired`)."""
+    head, _, rest = path.partition(".*.")
+    if not rest:
+        if get_path(record, path)[0]:
+            set_path(record, path, value)
+        return
+    found, items = get_path(record, head)
+    for item in items if found and isinstance(items, list) else []:
+        if isinstance(item, dict):
+            set_every(item, rest, value)
+
+
 def _failed_write(write: str) -> Check:
     return Check(applies_if=[CallRef(tool=write)], clauses=[CallMade(id="write_made", call=CallRef(tool=write))])
 
 
-def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        return {p: v for k, x in value.items() for p, v in _leaves(x, f"{prefix}{k}.").items()}
-    return {prefix[:-1]: value} if prefix and not isinstance(value, list) else {}
+def _leaves(value: Any, prefix: str = "", depth: int = 0) -> dict[str, set[str]]:
+    """Dotted paths of a record's scalar leaves (`*` for the items of a list) to the values there, as JSON."""
+    out: dict[str, set[str]] = {}
+    if depth > 6:
+        return out
+    items = value.items() if isinstance(value, dict) else (("*", x) for x in value) if isinstance(value, list) else ()
+    for k, x in items:
+        for path, values in _leaves(x, f"{prefix}{k}.", depth + 1).items():
+            out.setdefault(path, set()).update(values)
+    if prefix and not isinstance(value, (dict, list)):
+        out[prefix[:-1]] = {json.dumps(value)}
+    return out
+
+
+def _changed(before: dict[str, set[str]], after: dict[str, set[str]]) -> list[tuple[str, str, str]]:
+    """(path, old, new) for each single value of a result that differs from the record read before the call."""
+    out = []
+    for path, values in after.items():
+        old, new = _one(before.get(path)), _one(values)
+        if old is not None and new is not None and old != new:
+            out.append((path, old, new))
+    return out
+
+
+def _one(values: set[str] | None) -> str | None:
+    return next(iter(values)) if values and len(values) == 1 else None
 
 
 def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, shapes: list[str]) -> dict[str, Any]:
     """The env's params from the runs: the write's most common error text of the learned shapes; the record field the
     fix changes (a value of its result that differs from the record read before it) and its values before and after;
-    the fix's own most common error text and the reason it gives."""
+    the fix's own most common error text and the reason it gives; and the cause: a record field whose one value
+    before every successful fix and one other value before every failed one tell the two apart."""
     errors: Counter = Counter()
     changes: Counter = Counter()
+    sets: Counter = Counter()
     fix_errors: Counter = Counter()
+    outcomes: dict[bool, dict[str, Counter]] = {True: {}, False: {}}  # fix succeeded -> path -> values read before
     for run in runs:
-        for i, shape, found, retry in recoveries(run, write):
+        for i, shape, _, _ in recoveries(run, write):
             if shape in shapes:
                 errors[error_text(run.agent_calls[i])] += 1
-        before: dict[str, Any] = {}
+        before: dict[str, set[str]] = {}
         for c in run.agent_calls:
             if c.name == read and not c.error and c.name != fix:
                 before = _leaves(_parsed(c.result))
-            elif c.name == fix and c.error:
+                continue
+            if c.name == write and not c.error:
+                sets.update(_changed(before, _leaves(_parsed(c.result))))
+            if c.name != fix:
+                continue
+            if c.error:
                 fix_errors[error_text(c)] += 1
-            elif c.name == fix:
-                for path, value in _leaves(_parsed(c.result)).items():
-                    old = before.get(path)
-                    if path in before and old != value and isinstance(value, (str, bool, int)):
-                        changes[(path, json.dumps(old), json.dumps(value))] += 1
+            for path, values in before.items():
+                outcomes[not c.error].setdefault(path, Counter())[_one(values)] += 1
+            if not c.error:
+                changes.update(_changed(before, _leaves(_parsed(c.result))))
     params: dict[str, Any] = {"errors": shapes, "error": errors.most_common(1)[0][0] if errors else shapes[0]}
     if changes:
         (path, old, new), _ = changes.most_common(1)[0]
         params.update(field=path, unready=json.loads(old), ready=json.loads(new))
+    common = {}
+    for (path, _, new), _ in sets.most_common():
+        common.setdefault(path, json.loads(new))
+    params["sets"] = {p: v for p, v in common.items() if p != params.get("field") and "*" not in p}
     if fix_errors:
         text = fix_errors.most_common(1)[0][0]
         params.update(fix_error=text, reason=plain_error(text))
+    cause = _cause(outcomes, exclude={params.get("field")})
+    if cause is not None:
+        params.update(cause=cause[0], cause_ok=json.loads(cause[1]), cause_blocked=json.loads(cause[2]))
     return params
+
+
+def _cause(outcomes: dict[bool, dict[str, Counter]], exclude: set[Any]) -> tuple[str, str, str] | None:
+    """The path with one value before every successful fix and another before every failed one (most calls first)."""
+    found = []
+    for path, ok in outcomes[True].items():
+        bad = outcomes[False].get(path)
+        if path in exclude or not bad or len(ok) != 1 or len(bad) != 1:
+            continue
+        (v_ok, n_ok), (v_bad, n_bad) = next(iter(ok.items())), next(iter(bad.items()))
+        if v_ok is not None and v_bad is not None and v_ok != v_bad:
+            found.append((-(n_ok + n_bad), path, v_ok, v_bad))
+    return min(found)[1:] if found else None
 
 
 def _parsed(text: str | None) -> Any:

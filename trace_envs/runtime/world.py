@@ -306,7 +306,9 @@ def apply_write(spec: CapabilitySpec, state: dict[str, Any], name: str, key: str
         raise ToolError(f"{key_noun(key)} {rid} already has {done}")
     refused = unmet_prerequisite(state, name, record)
     if refused:
+        note_failure(state, name, args)
         raise ToolError(refused)
+    state.pop("failures", None)  # the records changed: a call that failed before may succeed now
     receipt = write_record(state, name, key, args)
     for arg, value in args.items():
         if arg != key and arg in record:
@@ -331,6 +333,17 @@ def unmet_prerequisite(state: dict[str, Any], name: str, record: dict[str, Any])
         if not found or value != need["value"]:
             return str(need["error"])
     return None
+
+
+def note_failure(state: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+    """Keep the failed write; the same call failing again with nothing changed in between (no write succeeded) sets
+    `state["repeated_failure"]`, which a check can hold against a retry loop."""
+    call_text = canonical_json([name, args])
+    failures = state.setdefault("failures", [])
+    if call_text in failures:
+        state["repeated_failure"] = True
+    else:
+        failures.append(call_text)
 
 
 class RecordEnv(TraceEnv):
