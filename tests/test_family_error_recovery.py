@@ -93,6 +93,19 @@ def test_real_airline_labels(airline):
         "gpt-4o-airline/19/3": "LACKING"}
 
 
+def test_tau2_retail_shows_one_recovery_too_few_to_learn():
+    files = [DATA / "tau2-bench" / "results" / f for f in ("gpt-4.1_retail.json", "ft-gpt-4.1_retail.json")]
+    if not all(f.exists() for f in files):
+        pytest.skip("real tau2-bench data not present")
+    runs = load_runs(files).runs
+    profile = build_profile(runs)
+    assert _ours(propose_offline(profile, runs)) == []
+    # the one passed run that made a fix: the new item was not available, the product's variants gave another
+    found = [(r.run_id, shape, fix.name) for r in runs if r.success
+             for _, shape, fix, retry in recoveries(r, "modify_pending_order_items") if fix and retry]
+    assert found == [("ft-gpt-4.1_retail/79/0", "Error: New item <v> not found or available", "get_product_details")]
+
+
 def test_helpdesk_runs_propose_the_planted_recovery(helpdesk):
     runs, profile = helpdesk
     ours = _ours(propose_offline(profile, runs))
