@@ -29,7 +29,8 @@ DOMAIN.add_policy("- Roaming can only be turned on for an account with autopay e
 DOMAIN.add_deficit(PlantedDeficit(DEFICIT, "error_recovery", (ROAMING, AUTOPAY, ACCOUNT), 0.6,
                                   "stops after a tool error, or retries the same call unchanged, instead of fixing "
                                   "the cause the error names and retrying"))
-_ROAMING = re.compile(r"\broaming\b", re.IGNORECASE)
+# The request as the family's scenario builder words it ("I'd like to set the roaming of account AC-731045.").
+_ROAMING = re.compile(r"\bset the roaming of account\b", re.IGNORECASE)
 _ACCOUNT_NO = re.compile(r"\bAC-\d{6}\b")
 # How gpt-4o's tau-bench airline turns leave a failure they did not look into ("It seems there is an issue with
 # using the gift cards to cover the cost difference."): no cause, no decline with a reason.
