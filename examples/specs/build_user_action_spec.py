@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from trace_envs.datasets.planted import APP_SYMPTOM, PLANTED_RULES, generate_planted
@@ -35,13 +34,11 @@ def build() -> CapabilitySpec:
     }).with_hash()
 
 
-def main(make: Callable[[], CapabilitySpec] = build, doc: str = __doc__) -> None:
-    """Write the spec `make()` builds (this script's by default) into --out; the other mined example scripts run
-    through it too."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args()
-    spec = make()
+    spec = build()
     CapabilitySpec.model_validate(spec.model_dump(mode="json"))  # the family's requirements hold for what is written
     path = args.out / f"{spec.name}.json"
     path.write_text(json.dumps(spec.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
