@@ -190,3 +190,19 @@ def test_planted_agents_in_the_example_env(published):
     env = cls()
     assert min(run_policy(env, DOMAIN.policy_agent([]), s)[0] for s in SEEDS) == 1.0
     assert max(run_policy(env, DOMAIN.policy_agent([DEFICIT]), s)[0] for s in SEEDS) == 0.0
+
+
+def test_under_other_names_the_same_recovery_is_learned(helpdesk):
+    from _renamed import rename_run
+
+    names = {ROAMING: "toggle_travel_service", AUTOPAY: "activate_auto_billing", "autopay": "auto_billing",
+             "get_account": "fetch_billing_profile", "account_no": "profile_ref", "roaming": "travel_service",
+             "payment_methods": "wallets", "expired": "lapsed"}
+    runs = [rename_run(r, names) for r in helpdesk[0]]
+    ours = _ours(propose_offline(build_profile(runs), runs))
+    assert [c.spec.roles for c in ours] == [{"write": "toggle_travel_service", "fix": "activate_auto_billing",
+                                             "read": "fetch_billing_profile", "key": "profile_ref"}]
+    params = ours[0].spec.params
+    assert (params["field"], params["unready"], params["ready"], params["cause"]) == \
+        ("auto_billing", "off", "on", "wallets.*.lapsed")
+    assert params["sets"] == {"line.travel_service": "on"}
