@@ -184,3 +184,23 @@ def test_shared_scoring_takes_the_domain_tables():
                                           ("policy_refusal", ["unlock_account"])])
     assert (s["precision"], s["recall"], s["found"]) == (1 / 3, 1.0, ["no_unlock"])
     assert s["decoys"] == ["error_recovery:search_faq"] and s["unmatched"] == ["policy_refusal:unlock_account"]
+
+
+def test_the_shared_finish_fails_a_shown_deficit_and_the_noise():
+    import random
+
+    from trace_envs.datasets.sim import Builder, finish_run, run_to_record
+
+    b = Builder(random.Random(0), "# Help desk policy")
+    b.user("My VPN says access denied.")
+    common = {"domain": "helpdesk", "tools": [], "ground_truth": [], "instruction": "My VPN says access denied."}
+    run, truth = finish_run(7, random.Random(0), b, "vpn", {"no_unlock"}, 0.0, ticket="T-1", **common)
+    assert (run.run_id, run.task_id, run.success, run.reward, run.policy) == (
+        "planted/7", "vpn-7", False, 0.0, "# Help desk policy")
+    assert truth == run.meta["planted"] == {"task_kind": "vpn", "deficits": ["no_unlock"], "noise": False,
+                                            "ticket": "T-1"}
+    assert run_to_record(run)["domain"] == "helpdesk"
+    noisy, truth = finish_run(8, random.Random(0), b, "vpn", [], 1.0, **common)
+    assert (noisy.success, truth["noise"]) == (False, True)
+    clean, truth = finish_run(9, random.Random(0), b, "vpn", [], 0.0, **common)
+    assert (clean.success, clean.reward, truth["deficits"], truth["noise"]) == (True, 1.0, [], False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from trace_envs.trajectories.models import Run, ToolCall
+from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
 
 STR = {"type": "string"}
 
@@ -49,6 +49,7 @@ class Builder:
 
     def __init__(self, rng: random.Random, policy: str) -> None:
         self.rng = rng
+        self.policy = policy
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": policy}]
         self.calls: list[ToolCall] = []
 
@@ -88,6 +89,35 @@ def seeded_runs(simulate: Callable[[int, random.Random], Run], n_runs: int, seed
     depends only on (seed, i), so any slice of a data set can be regenerated alone."""
     for i in range(start, start + n_runs):
         yield simulate(i, random.Random(seed * 1_000_003 + i))
+
+
+def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: Iterable[str], noise_rate: float, *,
+               domain: str, tools: list[dict[str, Any]], ground_truth: list[GroundTruthAction], instruction: str,
+               **truth: Any) -> tuple[Run, dict[str, Any]]:
+    """End a planted run of task `kind` in which the deficits `shown` showed: such a run fails, and so does, at the
+    noise rate, one where none showed. Returns the run (`planted/<run_idx>`, task `<kind>-<run_idx>`) and its planted
+    truth (`task_kind`, `deficits`, `noise`, then the domain's own `truth` fields), also kept in `run.meta`."""
+    deficits = sorted(shown)
+    noise = not deficits and rng.random() < noise_rate
+    success = not deficits and not noise
+    planted = {"task_kind": kind, "deficits": deficits, "noise": noise, **truth}
+    run = Run.model_construct(
+        run_id=f"planted/{run_idx}",
+        source="planted",
+        file=None,
+        task_id=f"{kind}-{run_idx}",
+        trial=0,
+        messages=b.messages,
+        tool_calls=b.calls,
+        reward=1.0 if success else 0.0,
+        success=success,
+        policy=b.policy,
+        ground_truth=ground_truth,
+        tools=tools,
+        instruction=instruction,
+        meta={"domain": domain, "planted": planted},
+    )
+    return run, planted
 
 
 def run_to_record(run: Run) -> dict[str, Any]:

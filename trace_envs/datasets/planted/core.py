@@ -338,29 +338,11 @@ def builder(rng: random.Random) -> Builder:
 def finish(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: Iterable[str], noise_rate: float,
            skipped_tracking: bool, request_kinds: list[str], ground_truth: list[GroundTruthAction],
            opening: str) -> tuple[Run, dict[str, Any]]:
-    """End a run: a run where no deficit showed still fails at the noise rate; the run and its planted truth."""
-    shown = sorted(shown)
-    noise = not shown and rng.random() < noise_rate
-    success = not shown and not noise
-    truth = {"task_kind": kind, "deficits": shown, "noise": noise, "skipped_tracking": skipped_tracking,
-             "exposed": exposed_deficits(request_kinds)}
-    run = Run.model_construct(
-        run_id=f"planted/{run_idx}",
-        source="planted",
-        file=None,
-        task_id=f"{kind}-{run_idx}",
-        trial=0,
-        messages=b.messages,
-        tool_calls=b.calls,
-        reward=1.0 if success else 0.0,
-        success=success,
-        policy=POLICY,
-        ground_truth=ground_truth,
-        tools=TOOLS,
-        instruction=opening,
-        meta={"domain": "retail", "planted": truth},
-    )
-    return run, truth
+    """End a retail run (see `sim.finish_run`); its truth adds whether the decoy read was skipped and the deficits its
+    requests expose."""
+    return sim.finish_run(run_idx, rng, b, kind, shown, noise_rate, domain="retail", tools=TOOLS,
+                          ground_truth=ground_truth, instruction=opening, skipped_tracking=skipped_tracking,
+                          exposed=exposed_deficits(request_kinds))
 
 
 def _simulate(run_idx: int, rng: random.Random, rates: dict[str, float], decoy_rate: float, noise_rate: float,
