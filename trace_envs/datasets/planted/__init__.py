@@ -27,6 +27,10 @@ Adding a task kind is adding one module here, say `claim.py`, that ends with one
         simulate=..., wants=..., step=...,  # its own simulator, and the planted agent's step in generated envs
     ))
 
+A kind with its own simulator builds its run with `core.builder(rng)` (a `sim.Builder` opening with the whole policy)
+and ends it with `core.finish(...)`; see `app.py`. One played by the built-in simulator gives an `ExtraTask`; see
+`exchange.py`.
+
 `register_kind` adds the pieces to the shared tables (`POLICY`, `TOOLS`, `TOOL_KINDS`, `PLANTED_DEFICITS`, `TASK_MIX`,
 `REQUEST_EXPOSURE`, `PLANTED_RULES`, `EXTRA_TASKS`, `FAMILY_TASKS`, `FAMILY_STEPS`); no shared module changes. What
 every planted domain shares (the run builder, tool schemas, JSONL writing, scoring) is `trace_envs.datasets.sim`.
