@@ -306,7 +306,7 @@ class ErrorRecovery(Family):
                 roles=roles,
                 label_check=_failed_write(write),
                 label_args={"tool": write, "fix": fix, "errors": shapes},
-                params=infer_recovery(ctx.runs, write, fix, roles.get("read"), shapes),
+                params=infer_recovery(ctx.runs, write, fix, roles.get("read"), roles.get("key"), shapes),
             ))
         return out
 
@@ -363,9 +363,11 @@ def _one(values: set[str] | None) -> str | None:
     return next(iter(values)) if values and len(values) == 1 else None
 
 
-def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, shapes: list[str]) -> dict[str, Any]:
+def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key: str | None, shapes: list[str]
+                   ) -> dict[str, Any]:
     """The env's params from the runs: the write's most common error text of the learned shapes; the record field the
-    fix changes (a value of its result that differs from the record read before it) and its values before and after;
+    fix changes (a value of its result that differs from the same record, by `key`, read before it) and its values
+    before and after, and what the successful write changes likewise;
     the fix's own most common error text and the reason it gives; and the cause: a record field whose one value
     before every successful fix and one other value before every failed one tell the two apart."""
     errors: Counter = Counter()
@@ -377,21 +379,23 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, shap
         for i, shape, _, _ in recoveries(run, write):
             if shape in shapes:
                 errors[error_text(run.agent_calls[i])] += 1
-        before: dict[str, set[str]] = {}
+        known: dict[str, dict[str, set[str]]] = {}  # key value -> the record as the latest reply about it shows it
         for c in run.agent_calls:
-            if c.name == read and not c.error and c.name != fix:
-                before = _leaves(_parsed(c.result))
-                continue
-            if c.name == write and not c.error:
-                sets.update(_changed(before, _leaves(_parsed(c.result))))
-            if c.name != fix:
-                continue
-            if c.error:
-                fix_errors[error_text(c)] += 1
-            for path, values in before.items():
-                outcomes[not c.error].setdefault(path, Counter())[_one(values)] += 1
-            if not c.error:
-                changes.update(_changed(before, _leaves(_parsed(c.result))))
+            rid = str(c.arguments.get(key or ""))
+            before = known.get(rid, {})
+            after = _leaves(_parsed(c.result)) if not c.error else {}
+            if c.name == write and after:
+                sets.update(_changed(before, after))
+            if c.name == fix and c.name != read:
+                if c.error:
+                    fix_errors[error_text(c)] += 1
+                for path, values in before.items():
+                    outcomes[not c.error].setdefault(path, Counter())[_one(values)] += 1
+                changes.update(_changed(before, after))
+            if c.name == read and after:
+                known[rid] = after
+            elif after.get(key or "") == {json.dumps(c.arguments.get(key or ""))}:  # a write's reply with the record
+                known[rid] = {**before, **after}
     params: dict[str, Any] = {"errors": shapes, "error": errors.most_common(1)[0][0] if errors else shapes[0]}
     if changes:
         (path, old, new), _ = changes.most_common(1)[0]
