@@ -19,7 +19,10 @@ from trace_envs.spec.model import CapabilitySpec
 
 HERE = Path(__file__).resolve().parent
 # example name -> (family, a word its mined name holds)
-EXAMPLES = {"helpdesk_pay_open_invoices": ("aggregation_arithmetic", "pay_open_invoices")}
+EXAMPLES = {
+    "helpdesk_pay_open_invoices": ("aggregation_arithmetic", "pay_open_invoices"),
+    "helpdesk_enable_autopay_then_retry": ("error_recovery", "recover_set_roaming"),
+}
 
 
 def build() -> list[CapabilitySpec]:

@@ -5,7 +5,8 @@ policy's decision on a record, confirmation questions, refusals).
 Records start as real results of the read tool (fresh key ids, one owner per scenario, every other value as it was)
 and must still satisfy the invariants learned from the real ones after a family sets the field its scenario turns on.
 Writes change the state the next read shows: a cancelled reservation stays cancelled, and cancelling it again is an
-error; a tool the env cannot run is not offered to the agent.
+error; a write whose prerequisite does not hold yet fails with the target's error until another write puts it in place
+(`unmet_prerequisite`); a tool the env cannot run is not offered to the agent.
 """
 
 from __future__ import annotations
@@ -310,13 +311,46 @@ def apply_write(spec: CapabilitySpec, state: dict[str, Any], name: str, key: str
     if tool.effect and all(record.get(f) == v for f, v in tool.effect.items()):
         done = ", ".join(f"{words(f)} {v}" for f, v in tool.effect.items())
         raise ToolError(f"{key_noun(key)} {rid} already has {done}")
+    refused = unmet_prerequisite(state, name, record)
+    if refused:
+        note_failure(state, name, args)
+        raise ToolError(refused)
+    state.pop("failures", None)  # the records changed: a call that failed before may succeed now
     receipt = write_record(state, name, key, args)
     for arg, value in args.items():
         if arg != key and arg in record:
             record[arg] = copy.deepcopy(value)
     record.update(copy.deepcopy(tool.effect))
+    for path, value in state.get("effects", {}).get(name, {}).items():
+        set_path(record, path, copy.deepcopy(value))
     example = tool.result_example
     return copy.deepcopy(record) if isinstance(example, dict) and key in example else receipt
+
+
+def unmet_prerequisite(state: dict[str, Any], name: str, record: dict[str, Any]) -> str | None:
+    """The error text a write returns, as the target's does, while a prerequisite the scenario set for it does not
+    hold: `state["prerequisites"][name]` lists `{"path", "value", "error"}` (the record must hold `value` at `path`;
+    another write's `state["effects"]` can put it there), and `state["unavailable"][name]` is an error it always
+    returns (a cause no tool of the env removes)."""
+    blocked = state.get("unavailable", {}).get(name)
+    if blocked:
+        return str(blocked)
+    for need in state.get("prerequisites", {}).get(name, []):
+        found, value = get_path(record, need["path"])
+        if not found or value != need["value"]:
+            return str(need["error"])
+    return None
+
+
+def note_failure(state: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+    """Keep the failed write; the same call failing again with nothing changed in between (no write succeeded) sets
+    `state["repeated_failure"]`, which a check can hold against a retry loop."""
+    call_text = canonical_json([name, args])
+    failures = state.setdefault("failures", [])
+    if call_text in failures:
+        state["repeated_failure"] = True
+    else:
+        failures.append(call_text)
 
 
 class RecordEnv(TraceEnv):
