@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from trace_envs.datasets import toolsandbox_planted as tsp
-from trace_envs.families import all_families
 from trace_envs.generate.publish import generate_one
 from trace_envs.mining.label import spec_target_tools
 from trace_envs.mining.pipeline import MineOptions, mine
@@ -95,43 +94,57 @@ def test_inspect_prints_counts_tools_kinds_and_errors(six):
 
 
 @pytest.fixture(scope="module")
-def mined(tmp_path_factory):
+def twelve(tmp_path_factory) -> tuple[Path, list[tsp.Truth]]:
     root = tmp_path_factory.mktemp("tsp12")
-    tsp.write_planted(root, folders=12, seed=0)
-    return mine(load_runs([root]).runs, options=MineOptions())
+    return root, tsp.write_planted(root, folders=12, seed=0)
 
 
-def test_mining_recovers_the_deficits_whose_families_exist(mined):
+@pytest.fixture(scope="module")
+def mined(twelve):
+    return mine(load_runs([twelve[0]]).runs, options=MineOptions())
+
+
+def test_mining_recovers_every_deficit_by_the_family_that_teaches_it(mined):
     kept = [(c.family, spec_target_tools(c)) for c in mined.capabilities]
     score = tsp.score(kept)
-    assert score["unmatched"] == [] and score["precision"] == 1.0, score
-    expected = {"invents_phone_number", "never_tells_result"}
-    if "error_recovery" in all_families():
-        expected.add("ignores_state_dependency")
-    assert set(score["found"]) == expected, score
-    assert {c.family: c.roles.get("read") for c in mined.capabilities} == {
-        "argument_grounding": "search_contacts", "answer_from_records": "search_stock"}
+    assert score["unmatched"] == [] and score["precision"] == score["recall"] == 1.0, score
+    assert {c.family: (c.roles.get("read"), c.roles.get("write"), c.roles.get("fix")) for c in mined.capabilities} == {
+        "argument_grounding": ("search_contacts", "send_message_with_phone_number", None),
+        "answer_from_records": ("search_stock", None, None),
+        "error_recovery": ("search_contacts", "send_message_with_phone_number", "set_cellular_service_status")}
     assert next(c for c in mined.capabilities if c.family == "answer_from_records").params["field"] == "price"
+    recover = next(c for c in mined.capabilities if c.family == "error_recovery")
+    assert recover.params["error"] == "ConnectionError: Cellular service is not enabled"
+    assert recover.params["fix_error"] == "PermissionError: Cellular service cannot be turned on in low battery mode"
 
 
-def test_state_dependency_failures_rest_on_no_kept_capability(mined):
-    """Before error_recovery lands, the failed runs that ignored a state dependency are explained by nothing kept:
-    no kept capability labels one of them LACKING (the runs carry no expected actions, so the report attributes
-    no departures either)."""
+def test_state_dependency_failures_are_the_recovery_capability_s(mined, twelve):
+    """The failed runs that ignored the cellular dependency are LACKING for the kept error_recovery capability; the
+    wifi ones (search_stock is a read, and error_recovery learns from writes) rest on no kept capability. The runs
+    carry no expected actions, so the report attributes no departures."""
     import numpy as np
 
     from trace_envs.mining.label import LACKING
 
     m = mined.matrix
-    cols = list(mined.selection.kept)
-    state_dep = [i for i, rid in enumerate(m.run_ids) if m.failed[i] and ("_cellular_off" in rid or "_wifi_off" in rid)]
-    assert len(state_dep) >= 60
-    if "error_recovery" not in all_families():
-        assert not (m.labels[np.ix_(state_dep, cols)] == LACKING).any()
+    col = {mined.candidates[j].spec.family: j for j in mined.selection.kept}
+    ignored = {(t.folder, t.scenario) for t in twelve[1] if "ignores_state_dependency" in t.deficits}
+    shown = [i for i, rid in enumerate(m.run_ids) if tuple(rid.split("/")[:2]) in ignored]
+    cellular = [i for i in shown if "_cellular_off" in m.run_ids[i]]
+    wifi = [i for i in shown if "_wifi_off" in m.run_ids[i]]
+    assert (len(cellular), len(wifi)) == (45, 26)
+    assert (m.labels[cellular, col["error_recovery"]] == LACKING).all()
+    assert not (m.labels[np.ix_(wifi, list(col.values()))] == LACKING).any()
     assert mined.diagnosis.runs_with_gt == 0
 
 
-@pytest.mark.parametrize("family", ["answer_from_records", "argument_grounding"])
+@pytest.mark.parametrize("family", [
+    "answer_from_records", "argument_grounding",
+    pytest.param("error_recovery", marks=pytest.mark.xfail(strict=True, reason=(
+        "error_recovery builds scenarios only for a fix that changes a record the runs read; ToolSandbox's fix is a "
+        "device setting (set_cellular_service_status(on=True) returns None) and neither it nor the send takes the "
+        "contact's key"))),
+])
 def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, family, tmp_path):
     from trace_envs.registry import load_env_class
 
@@ -155,6 +168,7 @@ EXPECTED_ARGUMENTS = {
     "answer_from_records": {"search_stock": ["query"]},
     # the write takes no contact key: it is addressed by the phone number the search returned
     "argument_grounding": {"send_message_with_phone_number": ["content", "phone_number"], "search_contacts": ["name"]},
+    "error_recovery": {},
 }
 
 

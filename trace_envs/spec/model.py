@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from trace_envs.checks.clauses import Check
 from trace_envs.spec.rules import PolicyRules
@@ -61,6 +61,14 @@ class ToolSpec(BaseModel):
             if not re.fullmatch(ARG_NAME_PATTERN, arg):
                 raise ValueError(f"argument name {arg!r} is not an identifier")
         return value
+
+    @model_serializer(mode="wrap")
+    def _leave_default_style_out(self, handler: Any) -> dict[str, Any]:
+        # Added later: at its default it is left out, so earlier specs (their files and hashes) stay as they were.
+        data = handler(self)
+        if data.get("result_style") == "json":
+            del data["result_style"]
+        return data
 
     @property
     def properties(self) -> dict[str, Any]:
@@ -160,9 +168,6 @@ class CapabilitySpec(BaseModel):
 
     def compute_hash(self) -> str:
         data = self.model_dump(mode="json", exclude={"spec_hash"})
-        for tool in data["tools"]:  # added later: at its default it leaves the hashes of earlier specs as they were
-            if tool.get("result_style") == "json":
-                del tool["result_style"]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
