@@ -19,7 +19,8 @@ from trace_envs.spec.model import CapabilitySpec
 
 HERE = Path(__file__).resolve().parent
 # example name -> (family, a word its mined name holds)
-EXAMPLES = {"helpdesk_pay_open_invoices": ("aggregation_arithmetic", "pay_open_invoices")}
+EXAMPLES = {"helpdesk_pay_open_invoices": ("aggregation_arithmetic", "pay_open_invoices"),
+            "helpdesk_verify_paid_invoice_before_waiver": ("claim_verification", "claim_before_waive_late_fee")}
 
 
 def build() -> list[CapabilitySpec]:
