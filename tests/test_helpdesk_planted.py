@@ -40,6 +40,15 @@ def test_a_run_fails_exactly_when_a_deficit_showed_or_noise_hit():
     assert {r.meta["planted"]["task_kind"] for r in runs} == set(DOMAIN.kinds)
 
 
+def test_the_decoy_is_skipped_as_often_in_passed_runs_as_in_failed_ones():
+    runs = DOMAIN.generate(2000, seed=0)
+    skipped = {ok: [bool(r.meta["planted"]["decoys"]) for r in runs if r.success == ok] for ok in (True, False)}
+    rates = {ok: sum(v) / len(v) for ok, v in skipped.items()}
+    assert abs(rates[True] - rates[False]) < 0.06 and 0.4 < rates[True] < 0.6, rates
+    assert all(("get_service_alerts" in {c.name for c in r.tool_calls}) != bool(r.meta["planted"]["decoys"])
+               for r in runs)
+
+
 def test_written_as_tau_bench_the_loader_reads_the_same_runs(tmp_path):
     runs = DOMAIN.generate(80, seed=1)
     path = DOMAIN.write(runs, tmp_path / "helpdesk.json")
