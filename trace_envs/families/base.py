@@ -129,8 +129,9 @@ class Family:
         teaches: the departures from a source's expected actions (`trace_envs.checks.attribution.KINDS`) that an
             agent trained on the family's env learns to avoid; the mining report says which kept capability covers
             each kind of failure the runs show.
-        refines: families whose capability this one narrows (a claim to verify is a write the policy forbids, made
-            on the user's word): where both are eligible over the same tools, mining keeps this one only.
+        refines: families whose capability this one narrows (a claim to verify is a read before a write, and a
+            refusal of a write the record forbids, on the user's word): where both are eligible over the same
+            tools, mining keeps this one only.
     """
 
     name: ClassVar[str]

@@ -154,7 +154,8 @@ class ClaimVerification(Family):
     params = ClaimParams
     env_class = ClaimEnv
     teaches = ("unwarranted_write", "user_claim")
-    refines = ("policy_refusal",)  # a write the record forbids, made on the user's word
+    # a write the record forbids, made on the user's word (a refusal), or made without reading the record first
+    refines = ("policy_refusal", "precondition_before_write")
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         # the order outweighs the write: a write on the claim alone earns a third in the true class, nothing in the
