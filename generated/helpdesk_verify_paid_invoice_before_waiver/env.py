@@ -1,5 +1,5 @@
 (
-    "trace/helpdesk_verify_paid_invoice_before_waiver: When the user says the status of their invoice is paid to "
+    "trace/helpdesk_verify_paid_invoice_before_waiver: When the user says their invoice's status is paid to "
     "justify waive_late_fee, look the record up with get_invoice first; call waive_late_fee only when the record "
     "agrees, and otherwise tell the user what the record shows and change nothing.\n"
     "\n"

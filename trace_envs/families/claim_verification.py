@@ -196,9 +196,9 @@ class ClaimVerification(Family):
             label = path_words(field)
             out.append(Proposal(
                 name=f"verify_{label.replace(' ', '_')}_claim_before_{w}",
-                description=f"When the user says the {label} of their {key_noun(k)} is {words_of(claimed)} to "
-                f"justify {w}, look the record up with {r} first; call {w} only when the record agrees, and "
-                "otherwise tell the user what the record shows and change nothing.",
+                description=f"When the user says {_whose(k)} {label} is {words_of(claimed)} to justify {w}, look "
+                f"the record up with {r} first; call {w} only when the record agrees, and otherwise tell the user "
+                "what the record shows and change nothing.",
                 roles={"read": r, "write": w, "key": k},
                 label_check=_read_before_write(r, w, k),
                 label_args={"read": r, "write": w, "key": k, "field": field, "values": values},
@@ -226,6 +226,12 @@ class ClaimVerification(Family):
 
     def target_tools(self, roles: dict[str, str]) -> list[str]:
         return [roles[k] for k in ("read", "write") if roles.get(k)]
+
+
+def _whose(key: str) -> str:
+    """'their' for the user's own record (a user id's), else 'their invoice's'."""
+    noun = key_noun(key)
+    return "their" if key in OWNER_FIELDS or noun in ("user", "customer") else f"their {noun}'s"
 
 
 def _read_before_write(read: str, write: str, key: str) -> Check:
