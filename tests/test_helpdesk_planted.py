@@ -84,3 +84,23 @@ def test_the_balance_is_learned_as_the_sum_of_the_open_invoices(mined):
 def test_planted_agent_unknown_deficit_is_refused():
     with pytest.raises(ValueError, match="unknown planted deficit"):
         DOMAIN.policy_agent(["no_such_deficit"])
+
+
+# Another business's names for the same help desk: tools, arguments, record fields and categorical values.
+RENAMED = {"lookup_customer": "find_member", "get_account": "fetch_billing_profile", "make_payment": "post_remittance",
+           "account_no": "profile_ref", "invoices": "bills", "amount": "due", "open": "unpaid", "paid": "settled",
+           "get_service_alerts": "area_notices", "customer_id": "member_id",
+           "escalate_to_specialist": "handover_to_staff"}
+
+
+def test_under_another_business_names_mining_recovers_the_same_deficits():
+    from _renamed import rename_run
+
+    runs = [rename_run(r, RENAMED) for r in DOMAIN.generate(2000, seed=0)]
+    assert "fetch_billing_profile" in {c.name for r in runs for c in r.tool_calls}
+    kept = mine(runs, options=MineOptions()).capabilities
+    back = {v: k for k, v in RENAMED.items()}
+    score = DOMAIN.score_recovery([(c.family, [back.get(t, t) for t in spec_target_tools(c)]) for c in kept])
+    assert score["precision"] == score["recall"] == 1.0, score
+    pay = next(c for c in kept if c.family == "aggregation_arithmetic")
+    assert (pay.params["field"], pay.params["where_value"]) == ("bills.*.due", "unpaid")
