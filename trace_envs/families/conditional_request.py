@@ -52,11 +52,14 @@ from trace_envs.trajectories.results import ResultIndex, flatten
 FIRST_SHARE = 0.5
 MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a split counts as the runs' own
 MAX_PER_READ = 3
-# A conditional as users write one: "if ..." with an alternative ("otherwise", "else", "if not", "if it isn't"), or
-# "if" and a second "if" in the same message ("if it's pending cancel it; if it's delivered return it").
+# A conditional as users write one: an "if" clause, then the other branch ("If not, ...", "otherwise", "or else").
 _IF = re.compile(r"\bif\b", re.I)
-_ALTERNATIVE = re.compile(r"\b(?:otherwise|else|if not|if (?:it|that|this|they)(?:'s| is| are)? (?:not|n't|isn't|aren't))\b"
-                          r"|\bif\b.*\bif\b", re.I | re.S)
+_ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
+                          r"|[,;]\s*(?:otherwise|or else|else)\b", re.I)
+# "if" in phrases that put no condition on a record ("if that's possible", "let me know if", "what if").
+_NO_CONDITION = re.compile(r"\bif (?:that['’]?s|that is|it['’]?s|it is) (?:possible|okay|ok|alright|all right)\b|\bif possible\b"
+                           r"|\bif (?:that|it) helps\b|\b(?:know|what|not sure|wonder(?:ing)?|even|as|see|check) if\b",
+                           re.I)
 
 
 class ConditionalParams(BaseModel):
@@ -199,7 +202,8 @@ class ConditionalRequest(Family):
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         read, write, alt, key = args.get("read"), args.get("write"), args.get("alt"), args.get("key")
-        if not (read and write and alt) or not states_condition(view.run, [write, alt]):
+        values = [*(args.get("values") or []), *(args.get("other_values") or [])]
+        if not (read and write and alt) or not states_condition(view.run, [write, alt], values):
             return "NA"
         a = view.attribution
         if a is not None:
@@ -231,13 +235,13 @@ class ConditionalRequest(Family):
                 after = sorted(w for w in ctx.writes if ctx.pairs[(r, w, k)])
                 for i, w in enumerate(after):
                     for alt in after[i + 1:]:
-                        split = branch_split(ctx.index, r, w, alt, k)
+                        split = branch_split(ctx.index, r, w, alt, k, ctx.rules)
                         if split is not None:
                             found.append((split[3], w, alt, k, split))
             for _, w, alt, k, (field, values, others, _) in sorted(found, key=lambda f: (-f[0], f[1:4]))[:MAX_PER_READ]:
                 params = {"field": field, "values": values, "other_values": others}
                 out.append(Proposal(
-                    name=f"{w}_if_{_slug(values[0])}_else_{alt}",
+                    name=f"{_short(w)}_if_{_slug(values[0])}_else_{_short(alt)}",
                     description=f"When the user asks to {w.replace('_', ' ')} if the {path_words(field)} of their "
                     f"record is {value_words(values)} and to {alt.replace('_', ' ')} otherwise, read it with {r} "
                     "first and make only the write its value selects.",
@@ -251,15 +255,10 @@ class ConditionalRequest(Family):
     def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
                      ) -> tuple[dict[str, Any], str]:
         split = branch_split(index, roles.get("read", ""), roles.get("write", ""), roles.get("alt", ""),
-                             roles.get("key", ""))
+                             roles.get("key", ""), rules)
         if split is None:
             return {}, ""
         field, values, others, _ = split
-        # a value the runs show before a write that the domain's rules forbid there was a failed attempt
-        values = _allowed(rules, roles["write"], index, roles["read"], field, values)
-        others = _allowed(rules, roles["alt"], index, roles["read"], field, others)
-        if not values or not others:
-            return {}, ""
         return ({"field": field, "values": values, "other_values": others},
                 f" The {path_words(field)} being {value_words(values)} selects {roles['write']}; "
                 f"{value_words(others)} selects {roles['alt']}.")
@@ -268,39 +267,53 @@ class ConditionalRequest(Family):
         return [roles[k] for k in ("read", "write", "alt") if roles.get(k)]
 
 
-def branch_split(index: ResultIndex, read: str, write: str, alt: str, key: str
+def branch_split(index: ResultIndex, read: str, write: str, alt: str, key: str, rules: Any = None
                  ) -> tuple[str, list[str], list[str], int] | None:
     """The enum field of `read`'s records whose values before `write` and before `alt` (in passed runs) never
-    overlap: (field, values before `write`, values before `alt`, support). The best supported field first; None when
-    no field splits the two writes with at least MIN_SUPPORT writes on each side."""
+    overlap: (field, values before `write`, values before `alt`, support), the best supported field; None when no
+    field splits the two writes with at least MIN_SUPPORT writes on each side. A value the domain's `rules` forbid
+    the write on is dropped: seen before it, it was a failed attempt (a cancel of a processed order)."""
     best = None
     for path in sorted(index.enum_fields(read)):
         a = index.before_write.get((read, write, key), {}).get(path, Counter())
         b = index.before_write.get((read, alt, key), {}).get(path, Counter())
         if sum(a.values()) < MIN_SUPPORT or sum(b.values()) < MIN_SUPPORT or set(a) & set(b):
             continue
+        values, others = _allowed(rules, write, index, read, path, a), _allowed(rules, alt, index, read, path, b)
         support = min(sum(a.values()), sum(b.values()))
-        if best is None or support > best[3]:
-            best = (path, sorted(map(str, a)), sorted(map(str, b)), support)
+        if values and others and (best is None or support > best[3]):
+            best = (path, values, others, support)
     return best
 
 
-def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, values: list[str]) -> list[str]:
+def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, seen: Counter) -> list[str]:
     gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
+    values = sorted(map(str, seen))
     return [v for v in values if v in gate["allowed"]] if gate and gate["field"] == field else values
 
 
-def states_condition(run: Any, writes: list[str]) -> bool:
-    """Whether a user message of `run` states a conditional request (see `_ALTERNATIVE`) whose sentences name the
-    action of one of `writes` ("If it is still pending, cancel it; otherwise return it")."""
+def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> bool:
+    """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
+    of one of `writes` either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
+    after an "if" clause in it or the sentence before ("can you check if it's shipped yet?" counts as that clause),
+    or is an "if" sentence naming one of the branch `values` ("If my line is suspended, restore it")."""
     actions = words_regex(tuple(v for w in writes for v in verb_synonyms(w)))
+    named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
+        if values else None
     for m in run.messages:
         text = m.get("content") if m.get("role") == "user" else None
         if not isinstance(text, str) or not _IF.search(text):
             continue
-        conditional = [s for s in sentences(text) if _IF.search(s)]
-        if conditional and _ALTERNATIVE.search(text) and any(actions.search(s) for s in conditional):
-            return True
+        said = sentences(text)
+        for i, s in enumerate(said):
+            if not actions.search(s):
+                continue
+            plain = _NO_CONDITION.sub(" ", s)
+            alternative = _ALTERNATIVE.search(s)
+            if alternative and (_IF.search(plain[: alternative.start()]) or (i and _IF.search(said[i - 1]))):
+                return True
+            if named is not None and _IF.search(plain) and named.search(s.replace("_", " ")):
+                return True
     return False
 
 
@@ -337,6 +350,12 @@ def _read_before_branch(read: str, write: str, alt: str, key: str) -> Check:
         applies_if=[CallRef(tool=write), CallRef(tool=alt)],
         clauses=[Order(id="read_before_branch", first=CallRef(tool=read), then=CallRef(kind="write"), join=[key])],
     )
+
+
+def _short(tool: str) -> str:
+    """`cancel_pending_order` -> `cancel_order`, `return_delivered_order_items` -> `return_items`: verb and object."""
+    words = tool.split("_")
+    return "_".join(words[:1] + words[-1:]) if len(words) > 2 else tool
 
 
 def _slug(value: Any) -> str:
