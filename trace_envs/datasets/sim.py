@@ -1,0 +1,327 @@
+"""What every planted-deficit domain shares: the deficit record, the run builder, tool schemas, the domain registry its
+task kinds add themselves to, and the scoring of a miner's recovery against the planted truth.
+
+A planted domain (`PlantedDomain`) is a small simulated business with scripted agents that carry known deficits at
+known rates. Each task kind is its own module: it adds its tools, policy paragraph and deficit, and registers a
+`TaskKind` (how a run of it is simulated, and how the planted agent plays a generated env of it). The domain then
+generates runs (`generate`, `iter_runs`), writes them in tau-bench format (`write`, what a user would bring), plays
+its agents as policies in generated envs (`policy_agent`), and scores what a miner kept (`score_recovery`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from trace_envs.spec.rules import PolicyRules
+from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
+
+STR = {"type": "string"}
+NUMBER = {"type": "number"}
+
+
+def fn_schema(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An OpenAI function-tool schema."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
+
+
+@dataclass(frozen=True)
+class PlantedDeficit:
+    """A planted behaviour: the capability family it belongs to, the tools involved and its per-run rate."""
+
+    name: str
+    family: str
+    tools: tuple[str, ...]
+    rate: float
+    description: str
+    decoy: bool = False
+
+
+class Builder:
+    """Accumulates the messages and tool calls of one run, in the OpenAI chat shape the loaders read."""
+
+    def __init__(self, rng: random.Random, system: str) -> None:
+        self.rng = rng
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        self.calls: list[ToolCall] = []
+
+    def user(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
+    def say(self, text: str) -> None:
+        self.messages.append({"role": "assistant", "content": text})
+
+    def _call_id(self) -> str:
+        return f"call_{len(self.calls)}_{self.rng.getrandbits(32):08x}"
+
+    def call(self, name: str, args: dict[str, Any], result: Any, error: bool = False) -> None:
+        """An agent tool call and its reply (`result` a JSON-able value, or text; `error` marks a failed call)."""
+        cid = self._call_id()
+        idx = len(self.messages)
+        self.messages.append({
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+        })
+        text = result if isinstance(result, str) else json.dumps(result)
+        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
+        self.calls.append(ToolCall.model_construct(
+            id=cid, name=name, arguments=args, result=text, error=error, requestor="agent", message_index=idx))
+
+    def user_call(self, name: str, args: dict[str, Any], result: Any, report: str) -> None:
+        """The user runs its own tool (tau2's shape: a user message with `tool_calls`, a tool reply, then words)."""
+        cid = self._call_id()
+        idx = len(self.messages)
+        self.messages.append({"role": "user", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)},
+             "requestor": "user"}]})
+        text = result if isinstance(result, str) else json.dumps(result)
+        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text, "requestor": "user"})
+        self.calls.append(ToolCall.model_construct(
+            id=cid, name=name, arguments=args, result=text, error=False, requestor="user", message_index=idx))
+        self.user(report)
+
+
+def match_deficit(deficits: dict[str, PlantedDeficit], decoys: dict[str, PlantedDeficit], family: str,
+                  tools: Iterable[str]) -> str | None:
+    """The planted deficit (or decoy, checked first) a capability maps to by family and involved tools, else None.
+
+    A capability matches when its family is the deficit's and every tool it names is one of the deficit's tools."""
+    named = set(tools)
+    for table in (decoys, deficits):
+        for name, d in table.items():
+            if d.family == family and named and named <= set(d.tools):
+                return name
+    return None
+
+
+def score_recovery(deficits: dict[str, PlantedDeficit], decoys: dict[str, PlantedDeficit],
+                   kept: Iterable[tuple[str, Iterable[str]]]) -> dict[str, Any]:
+    """Precision / recall of kept capabilities, given as (family, target tools), against `deficits`.
+
+    precision = kept capabilities that map to a planted deficit / kept; recall = deficits with at least one kept
+    capability / deficits; `decoys` and `unmatched` list what was reported wrongly."""
+    kept = [(f, tuple(t)) for f, t in kept]
+    found: set[str] = set()
+    wrong_decoys: list[str] = []
+    unmatched: list[str] = []
+    good = 0
+    for fam, tools in kept:
+        m = match_deficit(deficits, decoys, fam, tools)
+        if m in deficits:
+            good += 1
+            found.add(m)
+        elif m in decoys:
+            wrong_decoys.append(f"{fam}:{','.join(tools)}")
+        else:
+            unmatched.append(f"{fam}:{','.join(tools)}")
+    return {
+        "precision": good / len(kept) if kept else 0.0,
+        "recall": len(found) / len(deficits) if deficits else 0.0,
+        "found": sorted(found),
+        "missed": sorted(set(deficits) - found),
+        "decoys": wrong_decoys,
+        "unmatched": unmatched,
+    }
+
+
+def write_atomically(path: str | Path, write: Callable[[Any], None]) -> Path:
+    """Write a file through `write(handle)` to a temp file beside it, then `os.replace`: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# ---- a planted domain whose task kinds are modules -------------------------------------------------------------------
+@dataclass
+class TaskOutcome:
+    """What a task kind's simulation of one run returns: the evaluator's expected actions and the deficits that
+    showed (a run where one showed fails)."""
+
+    ground_truth: list[GroundTruthAction]
+    shown: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One kind of planted task.
+
+    Attributes:
+        name: the kind's slug (task ids are `<name>-<run index>`).
+        share: its share of runs (the domain normalises the shares of its kinds).
+        simulate: `(builder, rng, customer, flags) -> TaskOutcome`: write the run (the user's opening first; the system
+            message is written) with the agent carrying each deficit whose flag is True.
+        exposure: the deficits a task of this kind can fail from (its routing truth).
+        wants: whether a generated env's opening asks for this kind (the planted agent picks the first kind that does).
+        step: `(state, messages) -> str | None`: the planted agent's next action in a generated env (a JSON call text
+            or a sentence), None when done; `state` persists over the episode (`opening`, `flags`, `customer_id`).
+    """
+
+    name: str
+    share: float
+    simulate: Callable[..., TaskOutcome]
+    exposure: frozenset[str]
+    wants: Callable[[str], bool]
+    step: Callable[[dict[str, Any], list[dict[str, Any]]], str | None]
+
+
+@dataclass
+class PlantedDomain:
+    """A planted domain: its policy, tools, deficits, decoys and task kinds, filled in by its modules.
+
+    Attributes:
+        name: the domain's name (`Run.meta["domain"]`).
+        intro: the policy's opening paragraph; each kind adds its own with `add_policy`.
+        draw: `rng -> customer`: one scenario's customer and records (passed to the kind's `simulate`).
+        closing: `(builder) -> None`: the turns ending a run that did not fail mid-way.
+        customer_id: `opening -> str | None`: the customer id in a generated env's opening (for the planted agent).
+        noise_rate: share of fully correct runs marked failed anyway (a miner must not find these).
+    """
+
+    name: str
+    intro: str
+    draw: Callable[[random.Random], Any]
+    closing: Callable[[Builder], None]
+    customer_id: Callable[[str], str | None]
+    noise_rate: float = 0.06
+    closing_text: str = "You're welcome, have a great day!"
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_kinds: dict[str, str] = field(default_factory=dict)
+    deficits: dict[str, PlantedDeficit] = field(default_factory=dict)
+    decoys: dict[str, PlantedDeficit] = field(default_factory=dict)
+    kinds: dict[str, TaskKind] = field(default_factory=dict)
+    rules: PolicyRules = field(default_factory=PolicyRules)
+    _policy: list[str] = field(default_factory=list)
+
+    # ---- what a kind module calls -----------------------------------------------------------------------------------
+    def add_tools(self, schemas: list[dict[str, Any]], kinds: dict[str, str]) -> None:
+        """Add tool schemas and their kinds (`read`, `write`, `other`); a name already known is an error."""
+        for s in schemas:
+            name = s["function"]["name"]
+            if name in {t["function"]["name"] for t in self.tools}:
+                raise ValueError(f"{self.name}: tool {name!r} is added twice")
+            self.tools.append(s)
+        self.tool_kinds.update(kinds)
+
+    def add_policy(self, text: str) -> None:
+        """Append a paragraph (a markdown bullet) to the domain's policy."""
+        self._policy.append(text if text.endswith("\n") else text + "\n")
+
+    def add_deficit(self, deficit: PlantedDeficit) -> None:
+        table = self.decoys if deficit.decoy else self.deficits
+        if deficit.name in self.deficits or deficit.name in self.decoys:
+            raise ValueError(f"{self.name}: deficit {deficit.name!r} is added twice")
+        table[deficit.name] = deficit
+
+    def add_kind(self, kind: TaskKind) -> None:
+        if kind.name in self.kinds:
+            raise ValueError(f"{self.name}: task kind {kind.name!r} is added twice")
+        unknown = kind.exposure - set(self.deficits) - set(self.decoys)
+        if unknown:
+            raise ValueError(f"{self.name}: task kind {kind.name!r} exposes unknown deficits {sorted(unknown)}")
+        self.kinds[kind.name] = kind
+
+    # ---- what users of the domain call ------------------------------------------------------------------------------
+    @property
+    def policy(self) -> str:
+        return self.intro + "".join(self._policy)
+
+    def simulate(self, run_idx: int, rng: random.Random, rates: dict[str, float], noise_rate: float) -> Run:
+        """One run (run `run_idx`), its truth in `meta["planted"]`."""
+        names = sorted(self.kinds)
+        kind = self.kinds[rng.choices(names, [self.kinds[n].share for n in names])[0]]
+        customer = self.draw(rng)
+        flags = {d: rng.random() < r for d, r in rates.items()}
+        b = Builder(rng, self.policy)
+        outcome = kind.simulate(b, rng, customer, flags)
+        if not outcome.shown:
+            self.closing(b)
+        noise = not outcome.shown and rng.random() < noise_rate
+        success = not outcome.shown and not noise
+        opening = next((m["content"] for m in b.messages if m["role"] == "user"), "")
+        truth = {"task_kind": kind.name, "deficits": sorted(outcome.shown), "noise": noise,
+                 "exposed": sorted(kind.exposure)}
+        return Run.model_construct(
+            run_id=f"{self.name}/{run_idx}", source="planted", file=None, task_id=f"{kind.name}-{run_idx}", trial=0,
+            messages=b.messages, tool_calls=b.calls, reward=1.0 if success else 0.0, success=success,
+            policy=self.policy, ground_truth=outcome.ground_truth, tools=list(self.tools), instruction=opening,
+            meta={"domain": self.name, "planted": truth},
+        )
+
+    def iter_runs(self, n_runs: int, seed: int = 0, *, rates: dict[str, float] | None = None,
+                  noise_rate: float | None = None, start: int = 0) -> Iterator[Run]:
+        """Yield planted runs one at a time; run `i` depends only on (seed, i). `rates` override deficit rates."""
+        if not self.kinds:
+            raise ValueError(f"{self.name}: no task kinds are registered")
+        r = {name: d.rate for name, d in {**self.deficits, **self.decoys}.items()}
+        r.update(rates or {})
+        noise = self.noise_rate if noise_rate is None else noise_rate
+        for i in range(start, start + n_runs):
+            yield self.simulate(i, random.Random(seed * 1_000_003 + i), r, noise)
+
+    def generate(self, n_runs: int, seed: int = 0, **kwargs: Any) -> list[Run]:
+        """`n_runs` planted runs (see `iter_runs`). Deterministic for a given seed."""
+        return list(self.iter_runs(n_runs, seed, **kwargs))
+
+    def write(self, runs: Iterable[Run], path: str | Path) -> Path:
+        """Write runs as a tau-bench trajectories file (a JSON list with `traj` and `info.task.actions`), atomically:
+        what a user brings from their own agent."""
+        items = [{
+            "task_id": run.task_id,
+            "trial": run.trial,
+            "reward": run.reward,
+            "info": {"task": {"instruction": run.instruction, "actions": [
+                {"name": g.name, "kwargs": g.arguments} for g in run.ground_truth or []]},
+                "reward_info": {"reward": run.reward}},
+            "traj": run.messages,
+        } for run in runs]
+        return write_atomically(path, lambda fh: json.dump(items, fh, ensure_ascii=False))
+
+    def match_deficit(self, family: str, tools: Iterable[str]) -> str | None:
+        return match_deficit(self.deficits, self.decoys, family, tools)
+
+    def score_recovery(self, kept: Iterable[tuple[str, Iterable[str]]]) -> dict[str, Any]:
+        return score_recovery(self.deficits, self.decoys, kept)
+
+    def policy_agent(self, deficits: Iterable[str] = ()) -> Callable[[Any, Any, int], str]:
+        """The planted agent as a policy `(env, rng, turn) -> action` for generated envs of this domain: it follows the
+        policy, except for the `deficits` it carries (names of `self.deficits`)."""
+        unknown = set(deficits) - set(self.deficits)
+        if unknown:
+            raise ValueError(f"unknown planted deficit(s) {sorted(unknown)}; known: {sorted(self.deficits)}")
+        carried = set(deficits)
+        state: dict[str, Any] = {}
+
+        def policy(env: Any, rng: Any, turn: int) -> str:
+            messages = env.unwrapped.messages if hasattr(env, "unwrapped") else env.messages
+            if turn == 1 or "kind" not in state:
+                opening = next(m["content"] for m in messages if m.get("role") == "user")
+                state.clear()
+                state.update(opening=opening, flags={d: d in carried for d in self.deficits},
+                             customer_id=self.customer_id(opening),
+                             kind=next((k for k in self.kinds.values() if k.wants(opening)), None))
+            kind = state["kind"]
+            action = kind.step(state, messages) if kind is not None else None
+            return self.closing_text if action is None else action
+
+        return policy
