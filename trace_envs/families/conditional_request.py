@@ -52,6 +52,7 @@ from trace_envs.trajectories.results import ResultIndex, flatten
 FIRST_SHARE = 0.5
 MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a split counts as the runs' own
 MAX_PER_READ = 3
+MIN_CONDITIONAL_RUNS = 2  # one user's conditional is no recurring request
 # A conditional as users write one: an "if" clause, then the other branch ("If not, ...", "otherwise", "or else").
 _IF = re.compile(r"\bif\b", re.I)
 _ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
@@ -236,7 +237,7 @@ class ConditionalRequest(Family):
                 for i, w in enumerate(after):
                     for alt in after[i + 1:]:
                         split = branch_split(ctx.index, r, w, alt, k, ctx.rules)
-                        if split is not None:
+                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
                             found.append((split[3], w, alt, k, split))
             for _, w, alt, k, (field, values, others, _) in sorted(found, key=lambda f: (-f[0], f[1:4]))[:MAX_PER_READ]:
                 params = {"field": field, "values": values, "other_values": others}
@@ -284,6 +285,17 @@ def branch_split(index: ResultIndex, read: str, write: str, alt: str, key: str, 
         if values and others and (best is None or support > best[3]):
             best = (path, values, others, support)
     return best
+
+
+def _asked(runs: list[Any], write: str, alt: str, values: list[str]) -> bool:
+    """Whether users of at least MIN_CONDITIONAL_RUNS runs state a conditional over the two writes, and runs that
+    state one make each of them (a write no conditional run makes is no branch of one)."""
+    n, made = 0, set()
+    for run in runs:
+        if states_condition(run, [write, alt], values):
+            n += 1
+            made |= {c.name for c in run.agent_calls} & {write, alt}
+    return n >= MIN_CONDITIONAL_RUNS and made == {write, alt}
 
 
 def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, seen: Counter) -> list[str]:
