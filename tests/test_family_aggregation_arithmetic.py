@@ -53,3 +53,65 @@ def test_planted_episodes_score_exactly(generated):
     # pasting the records: nothing
     pasted = "\n".join(json.dumps(env.scenario.state["records"][t]) for t in b["targets"])
     assert run_actions(env, [*reads, f"Here they are: {pasted}"], seed=2)[0] == 0.0
+
+
+# ---- pay mode: the amount a write takes is the sum of the items a field selects (the open invoices) ----------------
+PAY_NAME = "helpdesk_pay_open_invoices"
+
+
+@pytest.fixture(scope="module")
+def pay_env(tmp_path_factory):
+    return publish_example(PAY_NAME, tmp_path_factory.mktemp("pay"))
+
+
+def test_pay_mode_owes_the_sum_of_the_selected_items_which_vary_over_seeds(pay_env):
+    _, _, cls = pay_env
+    env = cls()
+    picked = set()
+    for seed in range(20):
+        env.reset(seed=seed)
+        b, record = env.scenario.bindings, env.scenario.state["records"][env.scenario.bindings["target"]]
+        chosen = [i for i in record["invoices"] if i["status"] == "open"]
+        assert 2 <= len(chosen) < len(record["invoices"])
+        assert b["answer"] == round(sum(i["amount"] for i in chosen), 2) and str(b["answer"]) not in env.opening
+        picked.add(tuple(i["status"] for i in record["invoices"]))
+    assert len(picked) >= 5  # which invoices are open varies: no positional rule is right
+
+
+def test_pay_mode_pays_only_the_sum_once_after_reading(pay_env):
+    _, _, cls = pay_env
+    env = cls()
+    for seed in range(10):
+        env.reset(seed=seed)
+        t = env.scenario.bindings["target"]
+        record = env.scenario.state["records"][t]
+        method = record["payment_methods"][0]["id"]
+        owed = env.scenario.bindings["answer"]
+        newest = [i for i in record["invoices"] if i["status"] == "open"][-1]["amount"]
+
+        def pay(amount, t=t, method=method):
+            return call("make_payment", account_no=t, amount=amount, payment_method_id=method)
+
+        read = call("get_account", account_no=t)
+        assert run_actions(env, [read, pay(owed), "Done."], seed)[0] == 1.0
+        assert run_actions(env, [read, pay(round(owed + 0.004, 3)), "Done."], seed)[0] == 1.0  # cents rounding
+        assert run_actions(env, [read, pay(newest), "Done."], seed)[0] == 0.0
+        assert run_actions(env, [read, pay(owed), pay(owed), "Done."], seed)[0] == 0.0  # paid twice
+        assert run_actions(env, [pay(owed), "Done."], seed)[0] < 1.0  # never read
+        assert run_actions(env, [read, f"You owe {owed}."], seed)[0] == 0.0  # told, not paid
+
+
+def test_pay_mode_is_not_proposed_where_no_write_takes_a_filtered_sum():
+    """On the real airline runs every amount is a payment or a price, never a sum over some of a list's items."""
+    from pathlib import Path
+
+    from trace_envs.mining.propose_offline import propose_offline
+    from trace_envs.trajectories.loaders import load_runs
+    from trace_envs.trajectories.profile import build_profile
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
+    if not path.exists():
+        pytest.skip("real data not found beside the repo (../shared/data)")
+    runs = load_runs([path]).runs
+    ours = [c for c in propose_offline(build_profile(runs), runs) if c.spec.family == "aggregation_arithmetic"]
+    assert ours and not any(c.spec.params.get("where_field") for c in ours)

@@ -102,14 +102,18 @@ class _Clause(BaseModel):
 
 
 class CallMade(_Clause):
-    """A matching call succeeded (at least `min_count` times); partial credit for fewer."""
+    """A matching call succeeded (at least `min_count` times); partial credit for fewer. With `max_count`, more
+    successful matching calls than that score 0 (a payment taken twice is not the payment asked for)."""
 
     type: Literal["call_made"] = "call_made"
     call: CallRef
     min_count: int = Field(default=1, ge=1, le=100)
+    max_count: int | None = Field(default=None, ge=1, le=100)
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         n = sum(1 for s in trace.steps if succeeded(s) and self.call.hits(s, trace, b))
+        if self.max_count is not None and n > self.max_count:
+            return 0.0, f"not met: {n} successful calls of {self.call.describe(b)}, at most {self.max_count} allowed"
         errors = errored_note([self.call], trace, b)
         return _verdict(
             min(1.0, n / self.min_count),

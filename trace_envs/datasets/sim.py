@@ -56,6 +56,7 @@ class Builder:
         self.rng = rng
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         self.calls: list[ToolCall] = []
+        self.flags: dict[str, bool] = {}  # the run's deficit and decoy flags, for shared steps such as a greeting
 
     def user(self, text: str) -> None:
         self.messages.append({"role": "user", "content": text})
@@ -253,6 +254,7 @@ class PlantedDomain:
         customer = self.draw(rng)
         flags = {d: rng.random() < r for d, r in rates.items()}
         b = Builder(rng, self.policy)
+        b.flags = flags
         outcome = kind.simulate(b, rng, customer, flags)
         if not outcome.shown:
             self.closing(b)
@@ -260,7 +262,7 @@ class PlantedDomain:
         success = not outcome.shown and not noise
         opening = next((m["content"] for m in b.messages if m["role"] == "user"), "")
         truth = {"task_kind": kind.name, "deficits": sorted(outcome.shown), "noise": noise,
-                 "exposed": sorted(kind.exposure)}
+                 "exposed": sorted(kind.exposure), "decoys": sorted(d for d in self.decoys if flags.get(d))}
         return Run.model_construct(
             run_id=f"{self.name}/{run_idx}", source="planted", file=None, task_id=f"{kind.name}-{run_idx}", trial=0,
             messages=b.messages, tool_calls=b.calls, reward=1.0 if success else 0.0, success=success,

@@ -18,11 +18,14 @@ Example episode (airline, total paid over three reservations):
 from __future__ import annotations
 
 import copy
+import re
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall
+from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall, Order
+from trace_envs.checks.trace import parse_result
 from trace_envs.families import departures, labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
@@ -31,7 +34,7 @@ from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path, set_path
 from trace_envs.runtime.scenario import UserRequest
-from trace_envs.runtime.world import RecordEnv, ScenarioError, listing, new_state
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, canonical_json, listing, new_state, words
 from trace_envs.trajectories.invariants import values_at, violations
 from trace_envs.trajectories.results import ResultIndex
 
@@ -45,12 +48,18 @@ class AggregationParams(BaseModel):
     field: str = Field(description="Numeric record field to aggregate (a dotted path; `*` sums over list items).")
     op: Literal["sum", "max", "min", "count"] = Field(description="The aggregate the user asks for.")
     label: str | None = Field(default=None, description="How the user names the field (e.g. 'amount paid').")
+    where_field: str | None = Field(default=None, description="Pay mode: the item field that selects the items to "
+                                    "sum (e.g. 'status'); the user asks to pay the sum, the write's `arg` takes it.")
+    where_value: Any = Field(default=None, description="Pay mode: the value of `where_field` the items summed have.")
+    other_value: Any = Field(default=None, description="Pay mode: a value of `where_field` the other items have.")
 
 
 class AggregationEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
         params = spec.params
+        if params.get("where_field"):
+            return _pay_scenario(spec, rng)
         kit = Kit(spec, rng)
         key = kit.key
         path, op = str(params["field"]), str(params["op"])
@@ -103,6 +112,134 @@ class AggregationEnv(RecordEnv):
             oracle=oracle,
             mutants=mutants,
         )
+
+
+def _pay_scenario(spec: Any, rng) -> Scenario:
+    """Pay mode: the user asks to pay what they owe on one record, the sum of the items `where_field` selects; the
+    agent must read the record and pass that sum to the write (not one item's amount, not every item's). Which items
+    are selected varies over seeds, so no constant or positional amount is right."""
+    params, kit = spec.params, Kit(spec, rng)
+    key, write, arg = kit.key, kit.write, spec.roles["arg"]
+    items_path, leaf = str(params["field"]).split(".*.", 1)
+    where, chosen, other = str(params["where_field"]), params["where_value"], params["other_value"]
+
+    def usable(record: dict[str, Any]) -> bool:
+        found, items = get_path(record, items_path)
+        return (found and isinstance(items, list) and len(items) >= 3
+                and all(isinstance(i, dict) and _number(i.get(leaf)) is not None for i in items))
+
+    record = kit.source.draw(usable)
+    if record is None or write is None:
+        raise ScenarioError(f"no real record has three or more items with a number at {params['field']}")
+    record = copy.deepcopy(record)
+    items = get_path(record, items_path)[1]
+    picked = sorted(int(i) for i in rng.choice(len(items), size=int(rng.integers(2, len(items))), replace=False))
+    for i, item in enumerate(items):
+        item[where] = chosen if i in picked else other
+    answer = round(sum(items[i][leaf] for i in picked), 2)
+    newest = items[picked[-1]][leaf]
+    every = round(sum(i[leaf] for i in items), 2)
+    target = record[key]
+    kit.knows(target)
+    args, stated = kit.write_args(write, record, {arg: answer})
+    stated.pop(arg, None)
+    what = f"the {words(str(chosen))} {path_words(items_path)}"
+    opening = f"{kit.greeting()} I'd like to pay what I owe on my {kit.noun} {target}: {what}, all of them."
+    if stated:
+        opening += f" Use these details: {canonical_json(stated)}."
+    opening += kit.from_record(write, {k: v for k, v in args.items() if k != arg}, stated)
+    read = kit.read_call(target)
+    steps = kit.write_steps(write, target, args)
+    done = f"Done: I paid {_fmt(answer)} for {what} on {kit.noun} {target}. {GOODBYE}"
+
+    def paying(amount: float) -> list[str]:
+        return kit.write_steps(write, target, dict(args, **{arg: amount}))
+
+    mutants = {
+        "drop_required_call": [*steps, done],
+        "swap_calls": [*steps, read, done],
+        "wrong_argument": [read, *paying(newest), done],
+        "forbidden_extra_call": [read, *steps, call(write, **dict(args, **{arg: newest})), done],
+        "text_only": [done],
+        "pay_every_item": [read, *paying(every), done],
+    }
+    return Scenario(
+        state=new_state({target: record}),
+        bindings={"target": target, "answer": answer},
+        opening=opening,
+        facts=kit.facts,
+        requests=[kit.request(write, target)],
+        oracle=[read, *steps, done],
+        mutants=mutants,
+    )
+
+
+def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str, str, Any, Any, int] | None:
+    """What the runs show `arg` of `write` to be when it is a sum over some of a record's items: (read, list path
+    with `.*.` and the summed field, the selecting field, its value, another value it takes, supporting runs). A
+    run supports it when its expected `write` passes a number that one read result of the run gives as the sum over
+    two or more, not all, of a list's items sharing a value of one field (the open invoices, not the paid ones)."""
+    support: Counter = Counter()
+    others: dict[tuple, Counter] = {}
+    for run in ctx.runs:
+        wanted = [g.arguments.get(arg) for g in run.ground_truth or [] if g.name == write]
+        wanted = [v for v in wanted if _number(v) is not None and not isinstance(v, list)]
+        if not wanted:
+            continue
+        seen = set()
+        for c in run.agent_calls:
+            if c.name not in ctx.reads or c.error or not c.result:
+                continue
+            for items_path, items in _item_lists(parse_result(c.result)):
+                for hit, other in _selections(items, wanted):
+                    seen.add((c.name, items_path, *hit))
+                    others.setdefault((c.name, items_path, *hit), Counter())[other] += 1
+        support.update(seen)
+    if not support:
+        return None
+    best, n = max(support.items(), key=lambda x: (x[1], str(x[0])))
+    if n < MIN_SUM_RUNS:
+        return None
+    read, items_path, leaf, where, value = best
+    other = others[best].most_common(1)[0][0]
+    return read, f"{items_path}.*.{leaf}", where, value, other, n
+
+
+MIN_SUM_RUNS = 3
+
+
+def _item_lists(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(path, items) of each list of records in a result, two levels deep (an account's `invoices`)."""
+    out = []
+    if isinstance(value, dict) and depth < 2:
+        for k, v in value.items():
+            if isinstance(v, list) and len(v) >= 3 and all(isinstance(i, dict) for i in v):
+                out.append((f"{prefix}{k}", v))
+            elif isinstance(v, dict):
+                out += _item_lists(v, f"{prefix}{k}.", depth + 1)
+    return out
+
+
+def _selections(items: list[dict[str, Any]], wanted: list[Any]) -> list[tuple[tuple[str, str, Any], Any]]:
+    """((summed field, selecting field, value), another value) for each way two or more (not all) items sharing a
+    value of one field sum, in one of their numeric fields, to a wanted number."""
+    out = []
+    numeric = [f for f in items[0] if all(_number(i.get(f)) is not None and not isinstance(i.get(f), list)
+                                          for i in items)]
+    for where in items[0]:
+        values = [i.get(where) for i in items]
+        if not all(isinstance(v, str) for v in values) or len(set(values)) < 2:
+            continue
+        for value in sorted(set(values)):
+            picked = [i for i in items if i.get(where) == value]
+            if len(picked) < 2:
+                continue
+            other = next(v for v in values if v != value)
+            for leaf in numeric:
+                total = round(sum(i[leaf] for i in picked), 2)
+                if any(abs(total - float(w)) <= 0.01 for w in wanted):
+                    out.append(((leaf, where, value), other))
+    return out
 
 
 def _aggregate(op: str, values: list[float | int]) -> float | int:
@@ -163,6 +300,8 @@ class AggregationArithmetic(Family):
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]
+        if params.get("where_field"):
+            return _pay_check(roles)
         n = max(2, requests)
         reads = [CallRef(tool=read, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
         return Check(clauses=[
@@ -199,6 +338,24 @@ class AggregationArithmetic(Family):
         numeric = [w for w in ctx.writes if ctx.gt_counts[w] and ctx.gt_numeric.get(w)]
         for w in numeric:
             a = max(sorted(ctx.gt_numeric[w]), key=lambda x: ctx.gt_numeric[w][x])
+            summed = filtered_sums(ctx, w, a)
+            if summed is not None:  # the runs show what the number is: the sum of the selected items
+                read, path, where, value, other, _ = summed
+                roles = ctx.roles_for(w, arg=a)
+                roles["read"] = read
+                roles["key"] = next((k for k in ctx.args(read) if k in ctx.args(w)), roles.get("key", ""))
+                items = path_words(path.split(".*.")[0])
+                out.append(Proposal(
+                    name=f"pay_{_slug(value)}_{_slug(path.split('.*.')[0])}_with_{w}",
+                    description=f"When the user pays what they owe, pass {w} the sum of the {path_words(path)} over "
+                    f"the {words(str(value))} {items} the record lists (not one of them, not every one).",
+                    roles=roles,
+                    label_check=_write_made(w),
+                    label_args={"tool": w, "arg": a},
+                    params={"field": path, "op": "sum", "label": path_words(path), "where_field": where,
+                            "where_value": value, "other_value": other},
+                ))
+                continue
             out.append(Proposal(
                 name=f"compute_amounts_for_{w}",
                 description=f"Compute the numbers {w} takes ({listing(sorted(ctx.gt_numeric[w]))}) correctly from the "
@@ -234,6 +391,10 @@ class AggregationArithmetic(Family):
         return [roles[k]] if roles.get(k) else []
 
 
+def _slug(value: Any) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(value).lower()).strip("_")[:24] or "items"
+
+
 MONEY = ("amount", "price", "total", "balance", "cost", "fee")
 
 
@@ -248,6 +409,21 @@ def _numeric_roles(ctx: ProposalContext, write: str, arg: str) -> dict[str, str]
         _, read, key = max(pairs)
         roles.update(read=read, key=key)
     return roles
+
+
+def _pay_check(roles: dict[str, str]) -> Check:
+    """Pay mode: the write on the target with the sum owed (3), after reading the record (1); any other write (a
+    second payment, another amount) zeroes the score."""
+    key, read, write, arg = roles["key"], roles["read"], roles["write"], roles["arg"]
+    paid = CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$approx": {"$var": "answer"}}})
+    return Check(clauses=[
+        CallMade(id="paid_the_sum", weight=3, call=paid, max_count=1,
+                 description=f"pass the sum of the items owed as {arg} of {write}"),
+        Order(id="read_first", weight=1, requires=["paid_the_sum"], first=CallRef(tool=read, args={key: {"$var": "target"}}),
+              then=paid, join=[key], description=f"read the record with {read} before paying"),
+        NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[paid],
+               description="no other write (no second payment, no other amount)"),
+    ])
 
 
 def _write_made(write: str) -> Check:

@@ -21,7 +21,7 @@ def done_message(tool: str, target: str) -> str:
 
 def key_noun(key: str) -> str:
     """`reservation_id` -> `reservation`: what a key argument identifies."""
-    for suffix in ("_id", "_number", "_code", "_no"):
+    for suffix in ("_id", "_number", "_no", "_num", "_code"):
         if key.endswith(suffix) and len(key) > len(suffix):
             return key[: -len(suffix)].replace("_", " ")
     return "record"

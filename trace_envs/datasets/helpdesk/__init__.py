@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from trace_envs.datasets.helpdesk.core import DOMAIN
+from trace_envs.datasets.helpdesk.core import DOMAIN, add_decoy
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _module != "core" and not _module.startswith("_"):
         importlib.import_module(f"{__name__}.{_module}")
+add_decoy()
 
 __all__ = ["DOMAIN"]

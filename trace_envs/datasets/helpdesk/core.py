@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trace_envs.datasets.sim import STR, Builder, PlantedDomain, fn_schema
+from trace_envs.datasets.sim import STR, Builder, PlantedDeficit, PlantedDomain, fn_schema
 from trace_envs.spec.rules import PolicyRules
 
 LOOKUP, ACCOUNT, ESCALATE = "lookup_customer", "get_account", "escalate_to_specialist"
+ALERTS = "get_service_alerts"
+DECOY = "skips_service_alerts"
 INTRO = """# Northwind help desk policy
 
 As a Northwind help desk agent you help customers of our home internet and mobile service with their account, their
@@ -25,6 +27,7 @@ invoices, their line and their settings.
 - Authenticate the customer first: look them up with lookup_customer by their customer id.
 - Look the account up with get_account before acting on it, and act only on what the account record shows.
 - You may act on a request the customer makes explicitly without asking again; say what you did afterwards.
+- You may check get_service_alerts for the account's area; it is optional and changes nothing you do.
 - Escalate to a specialist with escalate_to_specialist only when a request is outside what your tools can do.
 """
 _FIRST = ["Amara", "Jonas", "Priya", "Mateo", "Hana", "Tobias", "Leila", "Kwame", "Sina", "Elena", "Dario", "Yuki"]
@@ -81,9 +84,12 @@ def draw_customer(rng: random.Random) -> Customer:
 
 
 def authenticate(b: Builder, customer: Customer) -> None:
-    """The agent looks the customer up (every run opens this way, as the policy asks)."""
+    """The agent looks the customer up (every run opens this way, as the policy asks), then checks the area's service
+    alerts unless it carries the decoy (an optional read skipped as often in passed runs as in failed ones)."""
     b.call(LOOKUP, {"customer_id": customer.customer_id},
            {"customer_id": customer.customer_id, "name": customer.name, "accounts": [customer.account_no]})
+    if not b.flags.get(DECOY):
+        b.call(ALERTS, {"account_no": customer.account_no}, {"account_no": customer.account_no, "alerts": []})
     b.say(f"Thanks {customer.first_name}, I found your account {customer.account_no}.")
 
 
@@ -133,6 +139,15 @@ DOMAIN.add_tools([
               ["customer_id"]),
     fn_schema(ACCOUNT, "Get an account: plan, line, invoices, autopay and payment methods.", {"account_no": STR},
               ["account_no"]),
+    fn_schema(ALERTS, "Get the service alerts (outages, maintenance) for an account's area.", {"account_no": STR},
+              ["account_no"]),
     fn_schema(ESCALATE, "Escalate the conversation to a human specialist, with a summary.", {"summary": STR},
               ["summary"]),
-], kinds={LOOKUP: "read", ACCOUNT: "read", ESCALATE: "other"})
+], kinds={LOOKUP: "read", ACCOUNT: "read", ALERTS: "read", ESCALATE: "other"})
+
+
+def add_decoy() -> None:
+    """The decoy, once every kind has added its tools: a capability over the optional alerts read and any of the
+    domain's tools is the decoy, never a finding."""
+    DOMAIN.add_deficit(PlantedDeficit(DECOY, "precondition_before_write", tuple(t["function"]["name"] for t in DOMAIN.tools),
+                                      0.5, "skips the optional service-alerts read (does not cause failure)", decoy=True))

@@ -1,5 +1,5 @@
-"""Pay the balance (family aggregation_arithmetic): the amount owed is the sum of every open invoice, late fees
-included, not the newest invoice's amount. The deficit's agent pays the newest open invoice only."""
+"""Pay the balance (family aggregation_arithmetic, pay mode): the amount owed is the sum of every open invoice, not the
+newest invoice's amount. The deficit's agent pays the newest open invoice only."""
 
 from __future__ import annotations
 
@@ -15,24 +15,23 @@ PAY = "make_payment"
 DOMAIN.add_tools([fn_schema(PAY, "Take a payment on an account from one of its payment methods. This changes the "
                             "account.", {"account_no": STR, "amount": NUMBER, "payment_method_id": STR},
                             ["account_no", "amount", "payment_method_id"])], kinds={PAY: "write"})
-DOMAIN.add_policy("- When the customer asks to pay their balance, the amount is the sum of every open invoice and its "
-                  "late fee, as the account shows them; pay it with make_payment from the payment method they name.")
+DOMAIN.add_policy("- When the customer asks to pay their balance, the amount is the sum of every open invoice, as the "
+                  "account shows them; pay it with make_payment from the payment method they name (else the "
+                  "account's first).")
 DOMAIN.add_deficit(PlantedDeficit("pays_newest_invoice_only", "aggregation_arithmetic", (PAY, ACCOUNT), 0.6,
                                   "pays the newest open invoice's amount instead of the whole balance"))
-_BALANCE = re.compile(r"\bpay (?:my|the) (?:whole |full |outstanding )?balance\b", re.IGNORECASE)
+_BALANCE = re.compile(r"\bpay (?:my|the) (?:whole |full |outstanding )?balance\b|\bpay what I owe\b", re.IGNORECASE)
 
 
 def balance(record: dict[str, Any]) -> float:
-    """What the customer owes: every open invoice's amount plus its late fee."""
-    return round(sum(i["amount"] + i.get("late_fee", 0.0) for i in record["invoices"] if i["status"] == "open"), 2)
+    """What the customer owes: the sum of the open invoices' amounts."""
+    return round(sum(i["amount"] for i in record["invoices"] if i["status"] == "open"), 2)
 
 
 def _simulate(b, rng, customer: Customer, flags: dict[str, bool]) -> TaskOutcome:
     invoices = customer.account["invoices"]
     if sum(i["status"] == "open" for i in invoices) < 2:  # one open invoice is its own balance: no sum to get wrong
         invoices[-2]["status"] = "open"
-    if rng.random() < 0.5:
-        invoices[-1]["late_fee"] = 5.0
     method = customer.account["payment_methods"][0]["id"]
     b.user(opening(customer, f"I'd like to pay my balance today with {method}, please."))
     authenticate(b, customer)
@@ -62,9 +61,10 @@ def _step(state: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
     state["paid"] = True
     opened = [i for i in record["invoices"] if i["status"] == "open"]
     amount = opened[-1]["amount"] if state["flags"]["pays_newest_invoice_only"] and opened else balance(record)
-    method = re.search(r"\b(?:card|bank)_\d{4}\b", state["opening"])
+    named = re.search(r"\b(?:card|bank)_\d{4}\b", state["opening"])
+    method = named.group(0) if named else record["payment_methods"][0]["id"]
     return json.dumps({"name": PAY, "arguments": {"account_no": record["account_no"], "amount": amount,
-                                                  "payment_method_id": method.group(0) if method else ""}})
+                                                  "payment_method_id": method}})
 
 
 DOMAIN.add_kind(TaskKind(name="pay_balance", share=0.25, simulate=_simulate,
