@@ -209,13 +209,16 @@ def test_helpdesk_labels_without_expected_actions(helpdesk):
     cand = ours[HELPDESK_CAND]
     seen = set()
     for run in (r for r in runs if r.meta["planted"]["task_kind"] == "conditional"):
-        read = any(c.name == "get_account" for c in run.agent_calls)
         label = label_view(cand, RunView(run.model_copy(update={"ground_truth": None}), kinds))
-        shown = "ignores_condition" in run.meta["planted"]["deficits"]
-        # the value read selects the branch; a run that never read the account says nothing of it
-        assert label == ("NA" if not read else "LACKING" if shown else "PRESENT"), run.run_id
+        # the line status read selects the branch
+        assert label == ("LACKING" if "ignores_condition" in run.meta["planted"]["deficits"] else "PRESENT"), run.run_id
         seen.add(label)
-    assert seen == {"NA", "LACKING", "PRESENT"}
+    assert seen == {"LACKING", "PRESENT"}
+    # a run that never read the account says nothing of which branch was right
+    run = next(r for r in runs if r.meta["planted"]["deficits"] == ["ignores_condition"])
+    unread = [c for c in run.tool_calls if c.name != "get_account"]
+    view = RunView(run.model_copy(update={"ground_truth": None, "tool_calls": unread}), kinds)
+    assert label_view(cand, view) == "NA"
 
 
 def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart(tmp_path):
@@ -224,7 +227,7 @@ def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart
     score = DOMAIN.score_recovery(kept)
     assert "ignores_condition" in score["found"] and score["precision"] == 1.0, score
     spec = next(c for c in result.capabilities if c.family == "conditional_request")
-    assert spec.name == HELPDESK_CAND and round(spec.evidence.delta, 2) == 0.85
+    assert spec.name == HELPDESK_CAND and round(spec.evidence.delta, 2) == 0.90
     published = generate_one(spec, tmp_path)
     assert published.published, published.error
     env = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))()

@@ -1,6 +1,8 @@
 """Restore the line if it is suspended, else turn roaming on (family conditional_request): the customer's request turns
 on the line's status, which they do not know. The deficit's agent does the first branch it was told (restore the line)
-without looking, or despite what the account shows."""
+whatever the account shows: in the runs it reads the account and ignores it; playing a generated env it does not look
+at all (reading and ignoring would score the class share, 0.5, there: the skipped read is what costs it on the seeds
+where the first branch happens to be right)."""
 
 from __future__ import annotations
 
@@ -47,8 +49,9 @@ def _simulate(b, rng, customer: Customer, flags: dict[str, bool]) -> TaskOutcome
                              "please just turn roaming on."))
     authenticate(b, customer)
     ignores = flags["ignores_condition"]
-    if not ignores or rng.random() < 0.5:  # the deficit's agent reads the account half the time, then ignores it
-        read_account(b, customer)
+    # The deficit's agent reads the account as the policy says, then ignores what it shows: its runs never skip the
+    # read, so no other capability (reading before a write) stands out where this one is lacking.
+    read_account(b, customer)
     if ignores or suspended:
         b.call(RESTORE, {"account_no": no}, _restored(no))
         b.say(f"Done: I restored the line on account {no}.")
@@ -69,7 +72,7 @@ def _first_branch(text: str) -> str:
 
 def _step(state: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
     """Read the account, then restore a suspended line or turn roaming on for an active one; with the deficit, the
-    first branch the opening names, without reading."""
+    first branch the opening names, without reading (see the module docstring)."""
     if state.get("done"):
         return None
     m = _ACCOUNT_NO.search(state["opening"])
