@@ -181,6 +181,10 @@ def test_proposed_and_labelled_on_real_tau2_retail(retail):
              for c in run.tool_calls]
     wrong = run.model_copy(update={"tool_calls": calls, "success": False, "reward": 0.0})
     assert label_view(cand, RunView(wrong, kinds)) == "LACKING"
+    # both branches' writes: LACKING too (the env's check zeroes it)
+    both = run.model_copy(update={"tool_calls": run.tool_calls + [c for c in calls if c.name == RETURN],
+                                  "success": False, "reward": 0.0})
+    assert label_view(cand, RunView(both, kinds)) == "LACKING"
 
 
 @needs_data

@@ -9,21 +9,24 @@ branch" succeeds on about half the seeds; the other branch's write, both writes,
 the selected write without reading first earns a part. Bindings: `target`, `first` (the value selects `write`),
 `value`, `value_words`.
 
-Example episode (`trace/retail_cancel_if_pending_else_return`, a delivered order):
+Example episode (`trace/retail_cancel_if_pending_else_return`, seed 1, a delivered order):
 
-    user:  Hi! My user id is ... If the status of my order #W4127394 is pending, I'd like to cancel pending order
-           #W4127394 (reason: no longer needed); otherwise, I'd like to return the delivered items of order
-           #W4127394. For the item ids and payment method id, use the ones on my order.
-    agent: get_order_details(order_id=#W4127394)  -> {..., "status": "delivered", ...}
-    agent: Here is what I will do: return delivered order items for order id #W4127394 ... Do you confirm ...?
+    user:  Hi! My user id is isabella_lopez_4650. If the status of my order #W5831402 is pending, I'd like to cancel
+           pending order #W5831402 (reason: no longer needed); otherwise, I'd like to return the delivered items of
+           order #W5831402. For the item ids and payment method id, use the ones on my order.
+    agent: get_order_details(order_id=#W5831402)  -> {..., "status": "delivered", ...}
+    agent: Here is what I will do: return delivered order items for order id #W5831402 with {"item_ids":
+           ["3788616824"], "payment_method_id": "gift_card_7711863"}. Do you confirm that I should proceed (yes/no)?
     user:  Yes, please go ahead.
-    agent: return_delivered_order_items(order_id=#W4127394, item_ids=[...], payment_method_id=...)
+    agent: return_delivered_order_items(order_id=#W5831402, item_ids=[3788616824], payment_method_id=gift_card_7711863)
+    agent: Your order #W5831402 has status delivered, so I have done that. Is there anything else? ...
 
-Labelling a real run: it applies when a user message states a conditional ("if ... otherwise / else / if not") that
-names one of the two writes' actions, and the run read the record (or the source expects one of the two writes).
+Labelling a real run: it applies when a user message states a conditional whose sentence names one of the two writes'
+actions: an "if" clause with its other branch ("can you check if it's shipped yet? If not, I'd like to change it", the
+two runs of tau2 retail task 42), or an "if" naming a branch value ("If the order is still pending, ...").
 Where the source has expected actions, the branch it expects is the selected one: PRESENT when that write was made
-and the other branch's was not; LACKING when the other branch's write was made (an `unwarranted_write`) while the expected
-one is missing. Without expected actions, the value the read returned selects the
+and the other branch's was not; LACKING when the other branch's write was made (an `unwarranted_write`), in place of
+the expected one or beside it. Without expected actions, the value the read returned selects the
 branch: PRESENT when its write followed the read and the other branch's did not, LACKING when the other's was made.
 """
 
@@ -213,8 +216,8 @@ class ConditionalRequest(Family):
                 return "NA"  # the task expects neither branch (or both): no condition decided it
             chosen = expected.pop()
             skipped = alt if chosen == write else write
-            if a.of("unwarranted_write", skipped) and a.of("missing_write", chosen):
-                return "LACKING"
+            if a.of("unwarranted_write", skipped):
+                return "LACKING"  # the other branch, instead of the expected write or beside it (as the check zeroes)
             made = chosen in view.called and not a.of("missing_write", chosen)
             return "PRESENT" if made and skipped not in view.called else "NA"
         return _label_from_read(view, read, write, alt, key, args.get("field"), args.get("values") or [],
