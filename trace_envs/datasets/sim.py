@@ -1,11 +1,9 @@
-"""What every planted-deficit domain shares: the deficit record, the run builder, tool schemas, the domain registry its
-task kinds add themselves to, and the scoring of a miner's recovery against the planted truth.
+"""What every planted-deficit domain shares: the deficit record, a run builder, tool schemas, seeded generation,
+JSONL writing, scoring a miner's kept capabilities against the planted tables, and `PlantedDomain`, a domain whose
+task kinds are modules that register themselves.
 
-A planted domain (`PlantedDomain`) is a small simulated business with scripted agents that carry known deficits at
-known rates. Each task kind is its own module: it adds its tools, policy paragraph and deficit, and registers a
-`TaskKind` (how a run of it is simulated, and how the planted agent plays a generated env of it). The domain then
-generates runs (`generate`, `iter_runs`), writes them in tau-bench format (`write`, what a user would bring), plays
-its agents as policies in generated envs (`policy_agent`), and scores what a miner kept (`score_recovery`).
+Domain-free: a domain (the retail one in `datasets.planted`, the help desk in `datasets.helpdesk`, or any other)
+brings its policy, tools, deficit tables and simulator, and passes them in or registers them.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import random
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from trace_envs.spec.rules import PolicyRules
 from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
@@ -50,11 +48,12 @@ class PlantedDeficit:
 
 
 class Builder:
-    """Accumulates the messages and tool calls of one run, in the OpenAI chat shape the loaders read."""
+    """Accumulates messages, tool calls and ground truth of one run, opening with the domain's policy."""
 
-    def __init__(self, rng: random.Random, system: str) -> None:
+    def __init__(self, rng: random.Random, policy: str) -> None:
         self.rng = rng
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        self.policy = policy
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": policy}]
         self.calls: list[ToolCall] = []
         self.flags: dict[str, bool] = {}  # the run's deficit and decoy flags, for shared steps such as a greeting
 
@@ -64,42 +63,109 @@ class Builder:
     def say(self, text: str) -> None:
         self.messages.append({"role": "assistant", "content": text})
 
-    def _call_id(self) -> str:
-        return f"call_{len(self.calls)}_{self.rng.getrandbits(32):08x}"
-
     def call(self, name: str, args: dict[str, Any], result: Any, error: bool = False) -> None:
-        """An agent tool call and its reply (`result` a JSON-able value, or text; `error` marks a failed call)."""
-        cid = self._call_id()
-        idx = len(self.messages)
-        self.messages.append({
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
-        })
-        text = result if isinstance(result, str) else json.dumps(result)
-        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text})
-        self.calls.append(ToolCall.model_construct(
-            id=cid, name=name, arguments=args, result=text, error=error, requestor="agent", message_index=idx))
+        """The agent calls a tool; `error` marks the result as the tool's error (the text says which)."""
+        self._tool_call("assistant", "agent", name, args, result, error)
 
     def user_call(self, name: str, args: dict[str, Any], result: Any, report: str) -> None:
-        """The user runs its own tool (tau2's shape: a user message with `tool_calls`, a tool reply, then words)."""
-        cid = self._call_id()
-        idx = len(self.messages)
-        self.messages.append({"role": "user", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)},
-             "requestor": "user"}]})
-        text = result if isinstance(result, str) else json.dumps(result)
-        self.messages.append({"role": "tool", "tool_call_id": cid, "name": name, "content": text, "requestor": "user"})
-        self.calls.append(ToolCall.model_construct(
-            id=cid, name=name, arguments=args, result=text, error=False, requestor="user", message_index=idx))
+        """The user runs its own tool (tau2's shape: a user message with `tool_calls`, a tool reply, then the user's
+        `report` in words)."""
+        self._tool_call("user", "user", name, args, result, False)
         self.user(report)
 
+    def _tool_call(self, role: str, requestor: str, name: str, args: dict[str, Any], result: Any, error: bool) -> None:
+        cid = f"call_{len(self.calls)}_{self.rng.getrandbits(32):08x}"
+        idx = len(self.messages)
+        call = {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        text = result if isinstance(result, str) else json.dumps(result)
+        reply = {"role": "tool", "tool_call_id": cid, "name": name, "content": text}
+        if requestor == "user":  # tau2 marks the user's own calls and their replies
+            call["requestor"] = reply["requestor"] = "user"
+        self.messages.append({"role": role, "content": None, "tool_calls": [call]})
+        self.messages.append(reply)
+        self.calls.append(ToolCall.model_construct(
+            id=cid, name=name, arguments=args, result=text, error=error, requestor=requestor, message_index=idx))
 
-def match_deficit(deficits: dict[str, PlantedDeficit], decoys: dict[str, PlantedDeficit], family: str,
+
+def seeded_runs(simulate: Callable[[int, random.Random], Run], n_runs: int, seed: int = 0,
+                start: int = 0) -> Iterator[Run]:
+    """Yield `simulate(i, rng)` for runs `start .. start + n_runs - 1`, one at a time (constant memory); run `i`
+    depends only on (seed, i), so any slice of a data set can be regenerated alone."""
+    for i in range(start, start + n_runs):
+        yield simulate(i, random.Random(seed * 1_000_003 + i))
+
+
+def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: Iterable[str], noise_rate: float, *,
+               domain: str, tools: list[dict[str, Any]], ground_truth: list[GroundTruthAction], instruction: str,
+               prefix: str = "planted", **truth: Any) -> tuple[Run, dict[str, Any]]:
+    """End a planted run of task `kind` in which the deficits `shown` showed: such a run fails, and so does, at the
+    noise rate, one where none showed. Returns the run (`<prefix>/<run_idx>`, task `<kind>-<run_idx>`) and its planted
+    truth (`task_kind`, `deficits`, `noise`, then the domain's own `truth` fields), also kept in `run.meta`."""
+    deficits = sorted(shown)
+    noise = not deficits and rng.random() < noise_rate
+    success = not deficits and not noise
+    planted = {"task_kind": kind, "deficits": deficits, "noise": noise, **truth}
+    run = Run.model_construct(
+        run_id=f"{prefix}/{run_idx}",
+        source="planted",
+        file=None,
+        task_id=f"{kind}-{run_idx}",
+        trial=0,
+        messages=b.messages,
+        tool_calls=b.calls,
+        reward=1.0 if success else 0.0,
+        success=success,
+        policy=b.policy,
+        ground_truth=ground_truth,
+        tools=tools,
+        instruction=instruction,
+        meta={"domain": domain, "planted": planted},
+    )
+    return run, planted
+
+
+def run_to_record(run: Run) -> dict[str, Any]:
+    """One planted run as an OpenAI-messages JSONL record that `load_runs` reads back."""
+    return {
+        "task_id": run.task_id,
+        "trial": run.trial,
+        "messages": run.messages,
+        "reward": run.reward,
+        "success": run.success,
+        "tools": run.tools,
+        "ground_truth": [g.model_dump() for g in run.ground_truth or []],
+        "domain": run.meta["domain"],
+        "meta": {"planted": run.meta.get("planted", {})},
+    }
+
+
+def write_atomically(path: str | Path, write: Callable[[Any], None]) -> Path:
+    """Write a file through `write(handle)` to a temp file beside it, then `os.replace`: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_jsonl(runs: Iterable[Run], path: str | Path) -> Path:
+    """Write runs as OpenAI-messages JSONL, atomically (temp file then `os.replace`)."""
+    return write_atomically(path, lambda fh: fh.writelines(
+        json.dumps(run_to_record(run), ensure_ascii=False) + "\n" for run in runs))
+
+
+def match_deficit(deficits: Mapping[str, PlantedDeficit], decoys: Mapping[str, PlantedDeficit], family: str,
                   tools: Iterable[str]) -> str | None:
     """The planted deficit (or decoy, checked first) a capability maps to by family and involved tools, else None.
 
-    A capability matches when its family is the deficit's and every tool it names is one of the deficit's tools."""
+    A capability matches when its family is the deficit's and every tool it names is one of the deficit's tools.
+    """
     named = set(tools)
     for table in (decoys, deficits):
         for name, d in table.items():
@@ -108,12 +174,13 @@ def match_deficit(deficits: dict[str, PlantedDeficit], decoys: dict[str, Planted
     return None
 
 
-def score_recovery(deficits: dict[str, PlantedDeficit], decoys: dict[str, PlantedDeficit],
+def score_recovery(deficits: Mapping[str, PlantedDeficit], decoys: Mapping[str, PlantedDeficit],
                    kept: Iterable[tuple[str, Iterable[str]]]) -> dict[str, Any]:
     """Precision / recall of kept capabilities, given as (family, target tools), against `deficits`.
 
     precision = kept capabilities that map to a planted deficit / kept; recall = deficits with at least one kept
-    capability / deficits; `decoys` and `unmatched` list what was reported wrongly."""
+    capability / deficits; `decoys` and `unmatched` list what was reported wrongly.
+    """
     kept = [(f, tuple(t)) for f, t in kept]
     found: set[str] = set()
     wrong_decoys: list[str] = []
@@ -136,21 +203,6 @@ def score_recovery(deficits: dict[str, PlantedDeficit], decoys: dict[str, Plante
         "decoys": wrong_decoys,
         "unmatched": unmatched,
     }
-
-
-def write_atomically(path: str | Path, write: Callable[[Any], None]) -> Path:
-    """Write a file through `write(handle)` to a temp file beside it, then `os.replace`: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 # ---- a planted domain whose task kinds are modules -------------------------------------------------------------------
@@ -258,28 +310,21 @@ class PlantedDomain:
         outcome = kind.simulate(b, rng, customer, flags)
         if not outcome.shown:
             self.closing(b)
-        noise = not outcome.shown and rng.random() < noise_rate
-        success = not outcome.shown and not noise
         opening = next((m["content"] for m in b.messages if m["role"] == "user"), "")
-        truth = {"task_kind": kind.name, "deficits": sorted(outcome.shown), "noise": noise,
-                 "exposed": sorted(kind.exposure), "decoys": sorted(d for d in self.decoys if flags.get(d))}
-        return Run.model_construct(
-            run_id=f"{self.name}/{run_idx}", source="planted", file=None, task_id=f"{kind.name}-{run_idx}", trial=0,
-            messages=b.messages, tool_calls=b.calls, reward=1.0 if success else 0.0, success=success,
-            policy=self.policy, ground_truth=outcome.ground_truth, tools=list(self.tools), instruction=opening,
-            meta={"domain": self.name, "planted": truth},
-        )
+        return finish_run(run_idx, rng, b, kind.name, outcome.shown, noise_rate, domain=self.name,
+                          tools=list(self.tools), ground_truth=outcome.ground_truth, instruction=opening,
+                          prefix=self.name, exposed=sorted(kind.exposure),
+                          decoys=sorted(d for d in self.decoys if flags.get(d)))[0]
 
     def iter_runs(self, n_runs: int, seed: int = 0, *, rates: dict[str, float] | None = None,
                   noise_rate: float | None = None, start: int = 0) -> Iterator[Run]:
-        """Yield planted runs one at a time; run `i` depends only on (seed, i). `rates` override deficit rates."""
+        """Planted runs one at a time; run `i` depends only on (seed, i). `rates` override deficit rates."""
         if not self.kinds:
             raise ValueError(f"{self.name}: no task kinds are registered")
         r = {name: d.rate for name, d in {**self.deficits, **self.decoys}.items()}
         r.update(rates or {})
         noise = self.noise_rate if noise_rate is None else noise_rate
-        for i in range(start, start + n_runs):
-            yield self.simulate(i, random.Random(seed * 1_000_003 + i), r, noise)
+        return seeded_runs(lambda i, rng: self.simulate(i, rng, r, noise), n_runs, seed, start)
 
     def generate(self, n_runs: int, seed: int = 0, **kwargs: Any) -> list[Run]:
         """`n_runs` planted runs (see `iter_runs`). Deterministic for a given seed."""
