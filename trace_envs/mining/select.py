@@ -115,9 +115,11 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
             why.append(f"passed {passes[j]}/{o.n} resamples < {o.k}")
             status.append("; ".join(why))
     # by Delta (to 0.01), then the more specific family first: a completion check restates the outcome, so on a tie
-    # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one
-    order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2),
-                                            _generic(families_tools[j][0]), -full.cov[j], names[j]))
+    # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one; then
+    # the one binding more tools (the wrong branch of a conditional request is also an unwarranted write, and the
+    # capability that names the read and both branches says more of what went wrong)
+    order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2), _generic(families_tools[j][0]),
+                                            -full.cov[j], -len(families_tools[j][1]), names[j]))
     # a coarser family's candidate over the tools of an eligible candidate of a family that refines it says less
     finer = {j: i for j in eligible for i in eligible
              if _refines(families_tools[i][0], families_tools[j][0])
