@@ -10,7 +10,8 @@ tests/test_user_reading.py) and answers in this order:
 1b. an instruction to do one of its `UserAction`s (something only it can do on its side): when one sentence names
    the action's verb and its object ("turn on notifications for the app", "enable the notifications"), not negated
    ("don't turn on ..."), it does it (the env runs the user-side tool) and reports it in words; each action at most
-   once, and a vague sentence ("try some settings") does nothing;
+   once (a check of its phone every time it is asked, reading out what the phone shows), and a vague sentence ("try
+   some settings") does nothing;
 2. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
    no for a request it declines, which it then never asks for again), and in the same reply every fact the message
    also asks for ("Shall I cancel QZ7Y2K? Which card should the refund go to?");
@@ -267,7 +268,7 @@ class ScriptedUser:
         if instructed:
             self._nudges = 0
             for i in instructed:
-                self._acted[i] = True
+                self._acted[i] = not self.actions[i].repeat
                 self._performed.append(self.actions[i])
             return " ".join(self.actions[i].report for i in instructed), False
         asked = self._facts_asked(agent_text)
