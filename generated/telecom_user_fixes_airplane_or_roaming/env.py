@@ -64,7 +64,7 @@ CHECK = {
             "id": "diagnosed",
             "type": "order",
             "when": "primary",
-            "description": "check_network_status shows the setting before the user does toggle_airplane_mode",
+            "description": "the user checks with check_network_status before the user does toggle_airplane_mode",
             "first": {"tool": "check_network_status"},
             "then": {"tool": "toggle_airplane_mode"},
         },
@@ -83,7 +83,7 @@ CHECK = {
             "requires": ["fixed"],
             "when": "primary",
             "description": (
-                "the user's last check_network_status shows airplane_mode fixed (checked after the user acted)"
+                "the user's last check_network_status shows airplane_mode fixed (it checked after the user acted)"
             ),
             "path": "seen.$target.airplane_mode",
             "value": "off",
@@ -109,7 +109,7 @@ CHECK = {
             "id": "diagnosed_alt",
             "type": "order",
             "when": "!primary",
-            "description": "check_network_status shows the setting before the user does toggle_roaming",
+            "description": "the user checks with check_network_status before the user does toggle_roaming",
             "first": {"tool": "check_network_status"},
             "then": {"tool": "toggle_roaming"},
         },
@@ -128,7 +128,7 @@ CHECK = {
             "requires": ["fixed_alt"],
             "when": "!primary",
             "description": (
-                "the user's last check_network_status shows data_roaming fixed (checked after the user acted)"
+                "the user's last check_network_status shows data_roaming fixed (it checked after the user acted)"
             ),
             "path": "seen.$target.data_roaming",
             "value": "on",

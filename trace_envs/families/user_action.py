@@ -332,19 +332,20 @@ class UserSideAction(Family):
         read = roles["read"]
         # with params.device the user runs the check (no arguments); else the agent reads the user's record
         read_target = CallRef(tool=read, args={} if p.device else {roles["key"]: {"$var": "target"}})
-        who = "the user's" if p.device else "the agent's"
+        who, looked = (("the user's", f"the user checks with {read}") if p.device else
+                       ("the agent's", f"read the record with {read}"))
         clauses: list = []
         for tool, other, when, sfx in ((roles["user_tool"], roles["alt_tool"], "primary", ""),
                                        (roles["alt_tool"], roles["user_tool"], "!primary", "_alt")):
             s = p.setting(tool)
             clauses += [
                 Order(id=f"diagnosed{sfx}", weight=1, when=when, first=read_target, then=CallRef(tool=tool),
-                      description=f"{read} shows the setting before the user does {tool}"),
+                      description=f"{looked} before the user does {tool}"),
                 FinalState(id=f"fixed{sfx}", weight=2, when=when, path=f"records.$target.{s.field}", value=s.good,
                            description=f"the user did {tool}: {s.field} is {s.good} at the end"),
                 FinalState(id=f"verified{sfx}", weight=1, when=when, requires=[f"fixed{sfx}"],
                            path=f"seen.$target.{s.field}", value=s.good,
-                           description=f"{who} last {read} shows {s.field} fixed (checked after the user acted)"),
+                           description=f"{who} last {read} shows {s.field} fixed (it checked after the user acted)"),
                 Communicated(id=f"told{sfx}", weight=1, when=when, requires=[f"verified{sfx}"],
                              values=[{"$var": "good_words"}], after=read_target,
                              description="after checking, tell the user the setting is fixed"),
