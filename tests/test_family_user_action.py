@@ -526,3 +526,31 @@ def test_telecom_user_checks_its_phone_and_reads_out_the_real_text(telecom_env):
     env.reset(seed=seed)
     env.step("Please toggle data roaming on your phone.")
     assert env.scenario.state["records"]["device"]["data_roaming"] == "off"
+
+
+# Sentences of the real gpt-4.1 agent in the telecom run: what the env's user does on each (a toggle, a check of its
+# network status, or nothing: a sentence that describes a setting asks for nothing).
+@pytest.mark.parametrize("text, toggles, checks", [
+    ("To fix this, please turn off Airplane Mode on your phone.", ["toggle_airplane_mode"], False),
+    ("Tapping the airplane icon to disable Airplane Mode.", ["toggle_airplane_mode"], False),
+    ("Enable data roaming on your phone.", [ROAMING], False),
+    ("Airplane Mode disables all wireless connections, including cellular service and mobile data, which are "
+     "required for MMS.", [], False),
+    ("It looks like Airplane Mode is enabled on your phone, which will prevent you from getting any signal.", [], False),
+    ("When Airplane Mode is on, all wireless connections—including mobile data—are disabled, which will stop your "
+     "internet from working.", [], False),
+    ("Your line did not have international roaming enabled, which is necessary for mobile data to work properly "
+     "while you are traveling outside your usual area.", [], False),
+    ("Please check if Airplane Mode is enabled on your phone.", [], True),
+    ("First, can you check if your phone is in Airplane Mode or if there are any other unusual icons at the top of "
+     "your screen?", [], True),
+])
+def test_real_agent_sentences_move_the_telecom_user_as_they_ask(telecom_env, text, toggles, checks):
+    from trace_envs.runtime.user import names_action
+
+    env = telecom_env()
+    env.reset(seed=0)
+    *fixes, check = env.scenario.user_actions
+    assert check.tool == NETWORK and check.repeat
+    assert [a.tool for a in fixes if names_action(text, a.verbs, a.objects)] == toggles
+    assert names_action(text, check.verbs, check.objects) is checks

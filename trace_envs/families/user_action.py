@@ -73,7 +73,8 @@ USER_KIND = "user"  # the trace's kind for user-side tools: no agent-side clause
 
 # A user-side tool's leading verb -> how a person tells someone to do it.
 USER_VERBS = {
-    "toggle": ("toggle", "turn off", "turn on", "switch off", "switch on"),
+    # a toggle turns a setting on or off: real agents say "Enable data roaming on your phone" as often as "turn on"
+    "toggle": ("toggle", "turn off", "turn on", "switch off", "switch on", "enable", "disable"),
     "enable": ("enable", "turn on", "switch on", "activate", "allow"),
     "disable": ("disable", "turn off", "switch off", "deactivate"),
     "turn": ("turn on", "turn off"),
@@ -246,7 +247,7 @@ class UserActionEnv(RecordEnv):
         }
         user_actions = [actions[roles["user_tool"]], actions[roles["alt_tool"]]]
         if self.device:
-            user_actions.append(check_action(roles["read"]))
+            user_actions.append(check_action(roles["read"], do.objects + dont.objects))
         return Scenario(
             state=state,
             bindings={"target": target, "primary": primary, "good_words": _words(fix.good)},
@@ -299,16 +300,17 @@ class UserActionEnv(RecordEnv):
         record[fix.field], record[fine.field] = copy.deepcopy(fix.bad), copy.deepcopy(fine.good)
         state = new_state({DEVICE: record})
         state["user_record"], state["device_text"] = DEVICE, text
-        what = check_action(read).objects[0]
+        what = user_action_words(read)[1][0]
         look = f"Let's find the cause. Please check the {what} on your phone and tell me what it shows."
         again = f"Please check the {what} on your phone again and tell me what it shows now."
         return state, look, again, f"Hi! {params.symptom}", {}, (f"Thanks, I see it in your {what}", "Thanks")
 
 
-def check_action(tool: str) -> UserAction:
-    """The user checking its phone with its own `tool` (check_network_status) whenever asked, reading out the text."""
+def check_action(tool: str, settings: tuple[str, ...] = ()) -> UserAction:
+    """The user checking its phone with its own `tool` (check_network_status) whenever asked to check it or one of
+    the `settings` it shows ("Could you check if Airplane Mode is on?"), reading out the text."""
     verbs, objects = user_action_words(tool)
-    return UserAction(tool=tool, verbs=verbs, objects=objects, repeat=True,
+    return UserAction(tool=tool, verbs=verbs, objects=(*objects, *settings), repeat=True,
                       report=f"I checked the {objects[0]} on my phone. It shows:\n{RESULT}")
 
 
