@@ -25,6 +25,23 @@ Example episode (the planted retail domain; notifications are off):
     user:  [runs enable_app_notifications()] OK, I enabled the app notifications on my side.
     agent: get_app_status(user_id=ava_kim_1234)  -> {..., "notifications": "on", ...}
     agent: Thanks! I checked again: your notifications are now on, so delivery notifications will reach you again.
+
+With `params.device` (tau2 telecom, mined from the real gpt-4.1 run) the agent reads nothing: the device shows only in
+the user's own check tool (`roles.read`, e.g. check_network_status), whose real text the user reads out each time it
+is asked to check it, or a setting it shows; the fixes reply as the real toggles do. The settings are what the
+profile learned from those texts before and after each user action (`trajectories.device_text`), and the tools pair
+up as the tasks' expected user actions list them. The check is the same, with the user's check in place of the read:
+
+    user:  Hi! My mobile data is not working on my phone. Can you help me fix it?
+    agent: Could you please check the network status on your phone and tell me what it shows?
+    user:  [runs check_network_status()] I checked the network status on my phone. It shows:
+           Airplane Mode: ON / SIM Card Status: active / ... / Data Roaming Enabled: Yes / ...
+    agent: Airplane Mode is ON, which blocks every connection. Please turn off Airplane Mode on your phone.
+    user:  [runs toggle_airplane_mode()] OK, I toggled the airplane mode on my side. My phone says: Airplane Mode is
+           now OFF.
+    agent: Thank you. Please check the network status on your phone again and tell me what it shows now.
+    user:  [runs check_network_status()] ... Airplane Mode: OFF ...
+    agent: Thanks! Airplane Mode is now OFF, so your mobile data should work again. Have a great day!
 """
 
 from __future__ import annotations
