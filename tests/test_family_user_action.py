@@ -369,9 +369,8 @@ def test_a_mined_toggle_flips_the_setting(telecom, tmp_path):
 
 
 # ---- the real tau2 telecom run: the device shows only in the user's own check texts --------------------------------
-TELECOM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-bench" / "telecom-results"
-TELECOM_RUNS = next((p / "gpt-4.1_telecom.json" for p in (TELECOM, Path("/work/shared/data/tau2-bench/telecom-results"))
-                     if (p / "gpt-4.1_telecom.json").exists()), TELECOM / "gpt-4.1_telecom.json")
+TELECOM_RUNS = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-bench" / "telecom-results"
+                / "gpt-4.1_telecom.json")
 REAL = "telecom_user_fixes_airplane_or_roaming"
 NETWORK, ROAMING = "check_network_status", "toggle_roaming"
 # a real check_network_status text of the run, and real replies of the user's toggles

@@ -26,12 +26,7 @@ MINED = "have_user_toggle_airplane_mode_or_toggle_roaming"
 RUNS = Path("telecom-results") / "gpt-4.1_telecom.json"
 
 
-def default_data() -> Path:
-    """../shared/data/tau2-bench from the repository or any folder above it (a worktree sits deeper)."""
-    for up in HERE.parents:
-        if (up / "shared" / "data" / "tau2-bench").is_dir():
-            return up / "shared" / "data" / "tau2-bench"
-    return HERE.parents[2] / "shared" / "data" / "tau2-bench"
+DEFAULT_DATA = HERE.parents[2] / "shared" / "data" / "tau2-bench"
 
 
 def build(data: Path) -> CapabilitySpec:
@@ -49,7 +44,7 @@ def build(data: Path) -> CapabilitySpec:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=default_data())
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args()
     spec = build(args.data)
