@@ -48,6 +48,8 @@ regenerate: install
 	$(BIN)/python examples/specs/build_example_specs.py
 	$(BIN)/python examples/specs/build_user_action_spec.py
 	$(BIN)/python examples/specs/build_helpdesk_specs.py
+	$(BIN)/python examples/specs/build_conditional_spec.py
+	$(BIN)/python examples/specs/build_telecom_user_spec.py
 	$(BIN)/trace-envs generate examples/specs/*.json -o generated
 
 clean:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from _family import publish_example, seed_where
@@ -365,3 +366,190 @@ def test_a_mined_toggle_flips_the_setting(telecom, tmp_path):
     assert env.step("Please toggle airplane mode.")[0].startswith("OK, I toggled")
     assert env.scenario.state["records"][target]["airplane_mode"] == "on"
     assert run_actions(env, [call(STATUS, phone_number=target), "Please toggle airplane mode."], seed)[0] == 0.0
+
+
+# ---- the real tau2 telecom run: the device shows only in the user's own check texts --------------------------------
+TELECOM_RUNS = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2-bench" / "telecom-results"
+                / "gpt-4.1_telecom.json")
+REAL = "telecom_user_fixes_airplane_or_roaming"
+NETWORK, ROAMING = "check_network_status", "toggle_roaming"
+# a real check_network_status text of the run, and real replies of the user's toggles
+NETWORK_TEXT = ("Airplane Mode: ON\nSIM Card Status: active\nCellular Connection: no_service\nCellular Signal: none\n"
+                "Cellular Network Type: none\nMobile Data Enabled: No\nData Roaming Enabled: No\nWi-Fi Radio: OFF\n"
+                "Wi-Fi Connected: No")
+
+
+@pytest.fixture(scope="module")
+def real_telecom():
+    if not TELECOM_RUNS.exists():
+        pytest.skip(f"{TELECOM_RUNS} is not here (see ../shared/data/SOURCE.md)")
+    runs = load_runs([TELECOM_RUNS]).runs
+    return runs, build_profile(runs)
+
+
+def test_device_text_reads_and_writes_the_real_check_texts():
+    from trace_envs.trajectories.device_text import parse_device_text, render_device_text
+
+    assert parse_device_text(NETWORK_TEXT) == {
+        "airplane_mode": "on", "sim_card": "active", "cellular_connection": "no_service", "cellular_signal": "none",
+        "cellular_network_type": "none", "mobile_data": "off", "data_roaming": "off", "wi_fi": "off",
+        "wi_fi_connected": "off"}
+    # a toggle's reply names the same field as the check's line, in the same vocabulary
+    assert parse_device_text("Data Roaming is now ON.\nStatus Bar: 📶¹ Poor | 2G | 📱 Data Enabled | 🔋 80%") == {
+        "data_roaming": "on"}
+    assert parse_device_text("Wi-Fi Calling is currently turned ON.") == {"wi_fi_calling": "on"}
+    assert parse_device_text("Your SIM card is active and working.") == {}
+    written = render_device_text(NETWORK_TEXT, {"airplane_mode": "off", "data_roaming": "on"})
+    assert written.splitlines()[0] == "Airplane Mode: OFF" and "Data Roaming Enabled: Yes" in written
+    assert written.replace("OFF", "ON", 1).replace("Roaming Enabled: Yes", "Roaming Enabled: No") == NETWORK_TEXT
+
+
+def test_profile_learns_which_user_tool_fixes_which_device_field_from_the_check_texts(real_telecom):
+    _, profile = real_telecom
+    assert len(profile.user_tools) == 27
+    assert {n: t.changes for n, t in profile.user_tools.items() if t.changes} == {
+        "toggle_airplane_mode": {NETWORK: {"airplane_mode": ["on", "off"]}},
+        "reseat_sim_card": {NETWORK: {"cellular_connection": ["no_service", "connected"],
+                                      "cellular_network_type": ["none", "2G"], "cellular_signal": ["none", "poor"],
+                                      "sim_card": ["missing", "active"]}},
+        "toggle_data": {NETWORK: {"mobile_data": ["off", "on"]}},
+        "toggle_wifi_calling": {"check_wifi_calling_status": {"wi_fi_calling": ["on", "off"]}},
+        "toggle_data_saver_mode": {"check_data_restriction_status": {"data_saver_mode": ["on", "off"]}},
+        ROAMING: {NETWORK: {"data_roaming": ["off", "on"]}},
+    }
+
+
+def test_real_telecom_proposals_and_labels(real_telecom):
+    from collections import Counter
+
+    runs, profile = real_telecom
+    cands = [c for c in propose_offline(profile, runs) if c.spec.family == FAMILY]
+    # the user tools the tasks expect most pair first (toggle_roaming: 15 tasks; toggle_airplane_mode: 12)
+    assert [(c.spec.roles["user_tool"], c.spec.roles["alt_tool"]) for c in cands] == [
+        ("toggle_airplane_mode", ROAMING), (ROAMING, "toggle_data"), ("toggle_data", "toggle_airplane_mode"),
+        ("reseat_sim_card", "toggle_airplane_mode")]
+    cand = cands[0]
+    assert cand.spec.roles == {"read": NETWORK, "user_tool": "toggle_airplane_mode", "alt_tool": ROAMING}
+    assert cand.spec.params["settings"] == {
+        "toggle_airplane_mode": {"field": "airplane_mode", "bad": "on", "good": "off",
+                                 "result": "Airplane Mode is now OFF."},
+        ROAMING: {"field": "data_roaming", "bad": "off", "good": "on", "result": "Data Roaming is now ON."}}
+    assert cand.spec.params["device"] is True
+    assert cand.spec.params["healthy"] == {"mobile_data": "on", "sim_card": "active"}
+    assert len(cand.spec.tool(NETWORK).result_examples) == 11  # the distinct real texts showing both fields
+    fam = get_family(FAMILY)
+    labels = Counter((fam.label(RunView(r, profile.kinds), cand.check, cand.args), r.success) for r in runs)
+    assert labels == {("LACKING", False): 13, ("PRESENT", False): 4, ("NA", False): 5,
+                      ("PRESENT", True): 6, ("NA", True): 12}
+
+
+def test_mining_the_real_telecom_run_keeps_user_side_capabilities(real_telecom):
+    from trace_envs.mining.pipeline import mine
+
+    runs, _ = real_telecom
+    kept = {s.name: s for s in mine(runs).capabilities}
+    assert sorted(kept) == ["have_user_toggle_airplane_mode_or_toggle_roaming", "have_user_toggle_roaming_or_toggle_data"]
+    spec = kept["have_user_toggle_airplane_mode_or_toggle_roaming"]
+    assert spec.family == FAMILY and {ROAMING, "toggle_airplane_mode"} <= {t.name for t in spec.tools}
+    assert (spec.evidence.cov, spec.evidence.delta, spec.evidence.passes) == (0.5909, 0.7647, 10)
+
+
+@pytest.fixture(scope="module")
+def telecom_env(tmp_path_factory):
+    return publish_example(REAL, tmp_path_factory.mktemp("telecom"))[2]
+
+
+def _last_user(env) -> str:
+    return next(m["content"] for m in reversed(env.messages) if m.get("role") == "user")
+
+
+def _telecom_careful(env, rng, turn):
+    """Follows the telecom manual: has the user check the network status, asks for the one toggle it shows (Airplane
+    Mode ON: turn it off; Data Roaming off: turn it on), has the user check again, then says it is fixed."""
+    said = _last_user(env)
+    checks = [m["content"] for m in env.messages if m.get("role") == "user" and "It shows:" in m["content"]]
+    if not checks:
+        return "I'm sorry to hear that. Could you please check the network status on your phone and tell me what it shows?"
+    if "My phone says" in said:
+        return "Thank you. Please check the network status on your phone again and tell me what it shows now."
+    if len(checks) == 1:
+        if "Airplane Mode: ON" in checks[0]:
+            return "Airplane Mode is ON, which blocks every connection. Please turn off Airplane Mode on your phone."
+        return "Data Roaming is turned off. Please turn on Data Roaming on your phone and tell me when it is done."
+    fixed = "Airplane Mode is now OFF" if "Airplane Mode: ON" in checks[0] else "Data Roaming is now ON"
+    return f"Thanks! {fixed}, so your mobile data should work again. Have a great day!"
+
+
+def _lazy_every_toggle(env, rng, turn):
+    if turn == 1:
+        return "Please turn off airplane mode and turn on data roaming on your phone."
+    if turn == 2:
+        return "Now please check the network status on your phone again."
+    return "Everything is fixed now: airplane mode is off and roaming is on. Have a great day!"
+
+
+def _lazy_vague(env, rng, turn):
+    if turn == 1:
+        return "Please try restarting a few settings on your phone and see whether it helps."
+    return "It should be working now, your mobile data is fixed. Have a great day!"
+
+
+def _lazy_claims(env, rng, turn):
+    return "I have fixed your phone: airplane mode is off and roaming is on, so your data works now. Have a nice day!"
+
+
+def test_telecom_careful_agent_scores_one_and_lazy_agents_nothing(telecom_env):
+    env = telecom_env()
+    assert [run_policy(env, _telecom_careful, seed)[0] for seed in range(20)] == [1.0] * 20
+    for lazy in (_lazy_every_toggle, _lazy_vague, _lazy_claims):
+        assert [run_policy(env, lazy, seed)[0] for seed in range(20)] == [0.0] * 20, lazy.__name__
+
+
+def test_telecom_user_checks_its_phone_and_reads_out_the_real_text(telecom_env):
+    env = telecom_env()
+    seed = seed_where(env, lambda s: s.klass == "toggle_airplane_mode")
+    # the device is the user's: the agent is offered none of its tools, and calling one is an error
+    assert env.tool_specs == [] and "unknown tool" in env.step(call(NETWORK))[0]
+    env.reset(seed=seed)
+    first = env.step("Could you please check the network status on your phone?")[0]
+    assert first.startswith("I checked the network status on my phone. It shows:\nAirplane Mode: ON\n")
+    assert "Data Roaming Enabled: Yes" in first  # the other setting is fine
+    assert env.step("Please turn off airplane mode.")[0] == (
+        "OK, I toggled the airplane mode on my side. My phone says: Airplane Mode is now OFF.")
+    again = env.step("Please check the network status again.")[0]
+    assert "Airplane Mode: OFF" in again
+    env.step("Please toggle airplane mode once more.")  # each fix at most once; a check every time asked
+    calls = [(s.name, s.error) for s in env.trace().steps if s.kind == "call"]
+    assert calls == [(NETWORK, False), ("toggle_airplane_mode", False), (NETWORK, False)]
+    # told to toggle roaming, which was fine, the user breaks it
+    env.reset(seed=seed)
+    env.step("Please toggle data roaming on your phone.")
+    assert env.scenario.state["records"]["device"]["data_roaming"] == "off"
+
+
+# Sentences of the real gpt-4.1 agent in the telecom run: what the env's user does on each (a toggle, a check of its
+# network status, or nothing: a sentence that describes a setting asks for nothing).
+@pytest.mark.parametrize("text, toggles, checks", [
+    ("To fix this, please turn off Airplane Mode on your phone.", ["toggle_airplane_mode"], False),
+    ("Tapping the airplane icon to disable Airplane Mode.", ["toggle_airplane_mode"], False),
+    ("Enable data roaming on your phone.", [ROAMING], False),
+    ("Airplane Mode disables all wireless connections, including cellular service and mobile data, which are "
+     "required for MMS.", [], False),
+    ("It looks like Airplane Mode is enabled on your phone, which will prevent you from getting any signal.", [], False),
+    ("When Airplane Mode is on, all wireless connections—including mobile data—are disabled, which will stop your "
+     "internet from working.", [], False),
+    ("Your line did not have international roaming enabled, which is necessary for mobile data to work properly "
+     "while you are traveling outside your usual area.", [], False),
+    ("Please check if Airplane Mode is enabled on your phone.", [], True),
+    ("First, can you check if your phone is in Airplane Mode or if there are any other unusual icons at the top of "
+     "your screen?", [], True),
+])
+def test_real_agent_sentences_move_the_telecom_user_as_they_ask(telecom_env, text, toggles, checks):
+    from trace_envs.runtime.user import names_action
+
+    env = telecom_env()
+    env.reset(seed=0)
+    *fixes, check = env.scenario.user_actions
+    assert check.tool == NETWORK and check.repeat
+    assert [a.tool for a in fixes if names_action(text, a.verbs, a.objects)] == toggles
+    assert names_action(text, check.verbs, check.objects) is checks

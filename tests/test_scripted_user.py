@@ -303,3 +303,25 @@ def test_the_user_in_the_env_waits_and_answers_facts():
     label, value = next((k, v) for k, v in env.unwrapped.scenario.facts.items() if "reservation" in k)
     obs, _, terminated, _, _ = env.step("Could you give me your booking reference?")
     assert obs == f"My {label} is {value}." and not terminated
+
+
+def test_a_repeated_user_action_is_done_each_time_asked_and_resolves_nothing():
+    """A check of the user's phone (tau2 telecom's check_network_status) is done every time the agent asks for it; a
+    fix at most once, and only a fix resolves the user's request."""
+    from trace_envs.runtime.scenario import RESULT, UserAction
+
+    check = UserAction(tool="check_network_status", verbs=("check",), objects=("network status",), repeat=True,
+                       report=f"It shows: {RESULT}")
+    fix = UserAction(tool="toggle_airplane_mode", verbs=("turn off",), objects=("airplane mode",), report="Done.")
+    user = ScriptedUser(requests=[UserRequest(kind="act", phrase="get my data working again")], actions=[fix, check])
+    for _ in range(2):
+        assert user.reply("Please check the network status on your phone.") == (f"It shows: {RESULT}", False)
+        assert [a.tool for a in user.take_performed()] == ["check_network_status"]
+    assert user.statuses == ["pending"]
+    # in one sentence: the fix, then the check (the order of the user's actions)
+    reply, _ = user.reply("Please turn off airplane mode and check the network status again.")
+    assert reply == f"Done. It shows: {RESULT}"
+    assert [a.tool for a in user.take_performed()] == ["toggle_airplane_mode", "check_network_status"]
+    user.reply("Please turn off airplane mode.")
+    assert user.take_performed() == []
+    assert user.reply("Thanks, it works now.")[1] and user.statuses == ["done"]

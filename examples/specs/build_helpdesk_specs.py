@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 EXAMPLES = {
     "helpdesk_pay_open_invoices": ("aggregation_arithmetic", "pay_open_invoices"),
     "helpdesk_enable_autopay_then_retry": ("error_recovery", "recover_set_roaming"),
+    "helpdesk_verify_paid_invoice_before_waiver": ("claim_verification", "claim_before_waive_late_fee"),
 }
 
 

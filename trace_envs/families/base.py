@@ -138,6 +138,9 @@ class Family:
         teaches: the departures from a source's expected actions (`trace_envs.checks.attribution.KINDS`) that an
             agent trained on the family's env learns to avoid; the mining report says which kept capability covers
             each kind of failure the runs show.
+        refines: families whose capability this one narrows (a claim to verify is a read before a write, and a
+            refusal of a write the record forbids, on the user's word): where both are eligible over the same
+            tools, mining keeps this one only.
     """
 
     name: ClassVar[str]
@@ -148,6 +151,7 @@ class Family:
     generic: ClassVar[bool] = False
     template: ClassVar[str] = "env.py.j2"
     teaches: ClassVar[tuple[str, ...]] = ()
+    refines: ClassVar[tuple[str, ...]] = ()
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         """The check a generated env scores episodes with; `$var`s refer to the scenario's bindings."""

@@ -25,12 +25,31 @@ Example episode (the planted retail domain; notifications are off):
     user:  [runs enable_app_notifications()] OK, I enabled the app notifications on my side.
     agent: get_app_status(user_id=ava_kim_1234)  -> {..., "notifications": "on", ...}
     agent: Thanks! I checked again: your notifications are now on, so delivery notifications will reach you again.
+
+With `params.device` (tau2 telecom, mined from the real gpt-4.1 run) the agent reads nothing: the device shows only in
+the user's own check tool (`roles.read`, e.g. check_network_status), whose real text the user reads out each time it
+is asked to check it, or a setting it shows; the fixes reply as the real toggles do. The settings are what the
+profile learned from those texts before and after each user action (`trajectories.device_text`), and the tools pair
+up as the tasks' expected user actions list them. The check is the same, with the user's check in place of the read:
+
+    user:  Hi! My mobile data is not working on my phone. Can you help me fix it?
+    agent: Could you please check the network status on your phone and tell me what it shows?
+    user:  [runs check_network_status()] I checked the network status on my phone. It shows:
+           Airplane Mode: ON / SIM Card Status: active / ... / Data Roaming Enabled: Yes / ...
+    agent: Airplane Mode is ON, which blocks every connection. Please turn off Airplane Mode on your phone.
+    user:  [runs toggle_airplane_mode()] OK, I toggled the airplane mode on my side. My phone says: Airplane Mode is
+           now OFF.
+    agent: Thank you. Please check the network status on your phone again and tell me what it shows now.
+    user:  [runs check_network_status()] ... Airplane Mode: OFF ...
+    agent: Thanks! Airplane Mode is now OFF, so your mobile data should work again. Have a great day!
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -51,7 +70,7 @@ from trace_envs.families.registry import register_family
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, set_path
-from trace_envs.runtime.scenario import ToolError, UserAction, UserRequest
+from trace_envs.runtime.scenario import RESULT, ToolError, UserAction, UserRequest
 from trace_envs.runtime.user import names_action
 from trace_envs.runtime.world import (
     RecordEnv,
@@ -62,14 +81,17 @@ from trace_envs.runtime.world import (
     read_record,
 )
 from trace_envs.spec.model import ToolSpec
+from trace_envs.trajectories.device_text import parse_device_text, render_device_text
 from trace_envs.trajectories.results import ResultIndex
 
 PRIMARY_SHARE = 0.5
+DEVICE = "device"  # the device's record key in a `params.device` scenario (its only record)
 USER_KIND = "user"  # the trace's kind for user-side tools: no agent-side clause (kind read / write) ever counts them
 
 # A user-side tool's leading verb -> how a person tells someone to do it.
 USER_VERBS = {
-    "toggle": ("toggle", "turn off", "turn on", "switch off", "switch on"),
+    # a toggle turns a setting on or off: real agents say "Enable data roaming on your phone" as often as "turn on"
+    "toggle": ("toggle", "turn off", "turn on", "switch off", "switch on", "enable", "disable"),
     "enable": ("enable", "turn on", "switch on", "activate", "allow"),
     "disable": ("disable", "turn off", "switch off", "deactivate"),
     "turn": ("turn on", "turn off"),
@@ -80,6 +102,7 @@ USER_VERBS = {
     "reboot": ("reboot", "restart"),
     "reset": ("reset",),
     "set": ("set", "change"),
+    "check": ("check", "look at", "verify"),
 }
 _GENERIC_OBJECT_WORDS = {"app", "mode", "card", "settings", "setting", "status", "the", "my", "phone", "device"}
 
@@ -110,6 +133,8 @@ class Setting(BaseModel):
     verbs: list[str] = Field(default_factory=list, description="How the action's verb is said (default: from the tool).")
     objects: list[str] = Field(default_factory=list, description="What it acts on, in words (default: from the tool).")
     report: str = Field(default="", description="What the user says once done (default: from the action's words).")
+    result: str = Field(default="", description="What the user tool replies, as the runs show it (\"Airplane Mode is "
+                        "now OFF.\"): an on / off in it follows the value the tool set (default: a generic receipt).")
 
 
 class UserActionParams(BaseModel):
@@ -122,6 +147,13 @@ class UserActionParams(BaseModel):
     )
     symptom: str = Field(description="The user's complaint, the same whichever setting causes it.")
     phrase: str = Field(default="fix this problem", description="What the user wants, as a verb phrase.")
+    device: bool = Field(default=False, description="roles.read is the user's own check tool (tau2 telecom's "
+                         "check_network_status): the setting shows only in its text, which the user reads out when "
+                         "the agent asks it to check; the agent reads nothing itself. Else roles.read is the agent's "
+                         "read of the record under roles.key.")
+    healthy: dict[str, Any] = Field(default_factory=dict, description="With params.device: other fields of the check "
+                                    "text that other user tools fix, at their fixed values (the scenario's is the "
+                                    "only fault its text shows).")
 
     @field_validator("settings")
     @classmethod
@@ -138,10 +170,12 @@ def _words(value: Any) -> str:
     return str(value).replace("_", " ")
 
 
-def _action(tool: str, setting: Setting) -> UserAction:
+def _action(tool: str, setting: Setting, device: bool = False) -> UserAction:
     verbs, objects = user_action_words(tool)
     verbs, objects = tuple(setting.verbs) or verbs, tuple(setting.objects) or objects
     report = setting.report or f"OK, I {_past(verbs[0])} the {objects[0]} on my side."
+    if device and not setting.report:
+        report += f" My phone says: {RESULT}"  # as a tau2 user reads out its toggle's reply
     return UserAction(tool=tool, verbs=verbs, objects=objects, report=report)
 
 
@@ -157,17 +191,26 @@ def _instruction(action: UserAction) -> str:
 
 
 class UserActionEnv(RecordEnv):
-    """The user's record (device or account state), read by the agent; the user-side tools change it when the user
-    is told to use them. They are never offered to the agent."""
+    """The user's record (device or account state), read by the agent, or with `params.device` shown only by the
+    user's own check tool, whose text the user reads out when asked; the user-side tools change it when the user is
+    told to use them. They are never offered to the agent."""
 
     def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
         super().__init__(render_mode=render_mode, max_turns=max_turns, hint_rate=hint_rate)
-        for role in ("user_tool", "alt_tool"):
-            self._kinds[self.SPEC.roles[role]] = USER_KIND
+        for tool in self._user_side():
+            self._kinds[tool] = USER_KIND
+
+    @property
+    def device(self) -> bool:
+        return bool(self.SPEC.params.get("device"))
+
+    def _user_side(self) -> tuple[str, ...]:
+        roles = self.SPEC.roles
+        tools = (roles["user_tool"], roles["alt_tool"])
+        return (*tools, roles["read"]) if self.device else tools
 
     def works(self, tool: ToolSpec) -> bool:  # type: ignore[override]
-        roles = self.SPEC.roles
-        return tool.name not in (roles["user_tool"], roles["alt_tool"]) and super().works(tool)
+        return tool.name not in self._user_side() and super().works(tool)
 
     def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
         roles = self.SPEC.roles
@@ -178,7 +221,11 @@ class UserActionEnv(RecordEnv):
             if tool_words(name)[:1] == ["toggle"] and get_path(record, setting.field)[1] == setting.good:
                 value = setting.bad  # a toggle flips: toggling a setting that was fine breaks it
             set_path(record, setting.field, copy.deepcopy(value))
-            return {"status": "done", setting.field: value}
+            return _said(setting, value) if self.device else {"status": "done", setting.field: value}
+        if name == roles["read"] and self.device:
+            record = state["records"][state["user_record"]]
+            state.setdefault("seen", {})[state["user_record"]] = copy.deepcopy(record)  # what the user last read out
+            return render_device_text(state["device_text"], record)
         if name == roles["read"]:
             text = read_record(state, roles["key"], args)
             # what the agent last saw of each record: "verified" reads it
@@ -189,10 +236,51 @@ class UserActionEnv(RecordEnv):
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
         roles, params = spec.roles, UserActionParams.model_validate(spec.params)
-        key, read = roles["key"], roles["read"]
         primary = self.class_draw < PRIMARY_SHARE
         needed, other = (roles["user_tool"], roles["alt_tool"]) if primary else (roles["alt_tool"], roles["user_tool"])
         fix, fine = params.setting(needed), params.setting(other)
+        actions = {t: _action(t, params.setting(t), params.device) for t in (needed, other)}
+        do, dont = actions[needed], actions[other]
+        if self.device:
+            state, look, again, opening, facts, seen = self._device_world(rng, params, fix, fine)
+        else:
+            state, look, again, opening, facts, seen = self._record_world(rng, params, fix, fine)
+        target = state["user_record"]
+        instruct = (f"{seen[0]}: your {path_words(fix.field)} is {_words(fix.bad)}. Only you can change that on your "
+                    f"side: please {_instruction(do)}, and tell me when you have done it.")
+        told = (f"Thanks! I checked again: the {path_words(fix.field)} is now {_words(fix.good)}, so it should work "
+                f"again. {GOODBYE}")
+        both = (f"{seen[1]}. Please {_instruction(do)}. Also please {_instruction(dont)}. Tell me when you have done "
+                "both.")
+        wrong = (f"{seen[1]}. Only you can change that on your side: please {_instruction(dont)}, and tell me when "
+                 "you have done it.")
+        oracle = [look, instruct, again, told]
+        mutants = {
+            "drop_required_call": [look, instruct, told],  # no verification
+            "swap_calls": [instruct, look, told],  # told the user what to do before looking
+            "wrong_argument": [look, wrong, again, told],  # the other action
+            "forbidden_extra_call": [look, both, again, told],  # the user changes a setting that was fine
+            "text_only": [told],
+        }
+        user_actions = [actions[roles["user_tool"]], actions[roles["alt_tool"]]]
+        if self.device:
+            user_actions.append(check_action(roles["read"], do.objects + dont.objects))
+        return Scenario(
+            state=state,
+            bindings={"target": target, "primary": primary, "good_words": _words(fix.good)},
+            opening=opening,
+            facts=facts,
+            requests=[UserRequest(kind="act", phrase=params.phrase)],
+            user_actions=user_actions,
+            oracle=oracle,
+            mutants=mutants,
+            klass=needed,
+        )
+
+    def _record_world(self, rng, params: UserActionParams, fix: Setting, fine: Setting):
+        """The user's record drawn from the agent read's real records, with the agent's read as the look."""
+        spec, roles = self.SPEC, self.SPEC.roles
+        key, read = roles["key"], roles["read"]
 
         def broken(record: dict[str, Any]) -> list[dict[str, Any]]:
             variant = copy.deepcopy(record)
@@ -206,67 +294,77 @@ class UserActionEnv(RecordEnv):
             raise ScenarioError(f"no record of {read} has both {fix.field} and {fine.field}")
         target = str(record[key])
         label = key.replace("_", " ")
-        actions = {t: _action(t, params.setting(t)) for t in (needed, other)}
-        do, dont = actions[needed], actions[other]
-        opening = f"Hi! My {label} is {target}. {params.symptom}"
-        look = call(read, **{key: target})
-        noun = key_noun(key)
-        instruct = (f"I checked: your {path_words(fix.field)} is {_words(fix.bad)}. Only you can change that on your "
-                    f"side: please {_instruction(do)}, and tell me when you have done it.")
-        told = (f"Thanks! I checked again: the {path_words(fix.field)} is now {_words(fix.good)}, so it should work "
-                f"again. {GOODBYE}")
-        both = (f"I checked your {noun}. Please {_instruction(do)}. Also please {_instruction(dont)}. Tell me when "
-                "you have done both.")
-        wrong = (f"I checked your {noun}. Only you can change that on your side: please {_instruction(dont)}, and "
-                 "tell me when you have done it.")
-        oracle = [look, instruct, look, told]
-        mutants = {
-            "drop_required_call": [look, instruct, told],  # no verification read
-            "swap_calls": [instruct, look, told],  # told the user what to do before looking
-            "wrong_argument": [look, wrong, look, told],  # the other action
-            "forbidden_extra_call": [look, both, look, told],  # the user changes a setting that was fine
-            "text_only": [told],
-        }
         state = new_state({target: record})
         state["user_record"] = target
-        return Scenario(
-            state=state,
-            bindings={"target": target, "primary": primary, "good_words": _words(fix.good)},
-            opening=opening,
-            facts={label: target},
-            requests=[UserRequest(kind="act", phrase=params.phrase)],
-            user_actions=[actions[roles["user_tool"]], actions[roles["alt_tool"]]],
-            oracle=oracle,
-            mutants=mutants,
-            klass=needed,
-        )
+        look = call(read, **{key: target})
+        return (state, look, look, f"Hi! My {label} is {target}. {params.symptom}", {label: target},
+                ("I checked", f"I checked your {key_noun(key)}"))
+
+    def _device_world(self, rng, params: UserActionParams, fix: Setting, fine: Setting):
+        """The device as a real text of the user's check tool shows it, with the needed setting broken and the other
+        fine; the look is asking the user to check."""
+        read = self.SPEC.roles["read"]
+        texts = [t for t in self.SPEC.tool(read).result_examples
+                 if isinstance(t, str) and {fix.field, fine.field} <= parse_device_text(t).keys()]
+        if not texts:
+            raise ScenarioError(f"no real text of {read} shows both {fix.field} and {fine.field}")
+        # a text the runs showed with this very fault reads truest (its other lines agree with it)
+        texts = [t for t in texts if parse_device_text(t)[fix.field] == fix.bad
+                 and parse_device_text(t)[fine.field] == fine.good] or texts
+        text = texts[int(rng.integers(len(texts)))]
+        record: dict[str, Any] = dict(parse_device_text(text))
+        record.update({f: v for f, v in params.healthy.items() if f in record})
+        record[fix.field], record[fine.field] = copy.deepcopy(fix.bad), copy.deepcopy(fine.good)
+        state = new_state({DEVICE: record})
+        state["user_record"], state["device_text"] = DEVICE, text
+        what = user_action_words(read)[1][0]
+        look = f"Let's find the cause. Please check the {what} on your phone and tell me what it shows."
+        again = f"Please check the {what} on your phone again and tell me what it shows now."
+        return state, look, again, f"Hi! {params.symptom}", {}, (f"Thanks, I see it in your {what}", "Thanks")
+
+
+def check_action(tool: str, settings: tuple[str, ...] = ()) -> UserAction:
+    """The user checking its phone with its own `tool` (check_network_status) whenever asked to check it or one of
+    the `settings` it shows ("Could you check if Airplane Mode is on?"), reading out the text."""
+    verbs, objects = user_action_words(tool)
+    return UserAction(tool=tool, verbs=verbs, objects=(*objects, *settings), repeat=True,
+                      report=f"I checked the {objects[0]} on my phone. It shows:\n{RESULT}")
+
+
+def _said(setting: Setting, value: Any) -> str:
+    """The user tool's reply as the runs show it, saying the value it set."""
+    text = setting.result or f"Done: {path_words(setting.field)} is now {_words(value)}."
+    return render_device_text(text, {setting.field: value}) if setting.field in parse_device_text(text) else text
 
 
 class UserSideAction(Family):
     name = "user_side_action"
     summary = ("Diagnose, tell the user to do the one user-side action that fixes it (naming it clearly), then verify "
                "before saying it works; never pretend to do it yourself.")
-    roles = ("read", "key", "user_tool", "alt_tool")
+    roles = ("read", "user_tool", "alt_tool")  # and `key`, the read's argument, unless params.device
     params = UserActionParams
     env_class = UserActionEnv
     teaches = ("user_action_missing",)
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         p = UserActionParams.model_validate(params)
-        key, read = roles["key"], roles["read"]
-        read_target = CallRef(tool=read, args={key: {"$var": "target"}})
+        read = roles["read"]
+        # with params.device the user runs the check (no arguments); else the agent reads the user's record
+        read_target = CallRef(tool=read, args={} if p.device else {roles["key"]: {"$var": "target"}})
+        who, looked = (("the user's", f"the user checks with {read}") if p.device else
+                       ("the agent's", f"read the record with {read}"))
         clauses: list = []
         for tool, other, when, sfx in ((roles["user_tool"], roles["alt_tool"], "primary", ""),
                                        (roles["alt_tool"], roles["user_tool"], "!primary", "_alt")):
             s = p.setting(tool)
             clauses += [
                 Order(id=f"diagnosed{sfx}", weight=1, when=when, first=read_target, then=CallRef(tool=tool),
-                      description=f"read the record with {read} before the user does {tool}"),
+                      description=f"{looked} before the user does {tool}"),
                 FinalState(id=f"fixed{sfx}", weight=2, when=when, path=f"records.$target.{s.field}", value=s.good,
                            description=f"the user did {tool}: {s.field} is {s.good} at the end"),
                 FinalState(id=f"verified{sfx}", weight=1, when=when, requires=[f"fixed{sfx}"],
                            path=f"seen.$target.{s.field}", value=s.good,
-                           description=f"the agent's last {read} shows {s.field} fixed (it checked after the user acted)"),
+                           description=f"{who} last {read} shows {s.field} fixed (it checked after the user acted)"),
                 Communicated(id=f"told{sfx}", weight=1, when=when, requires=[f"verified{sfx}"],
                              values=[{"$var": "good_words"}], after=read_target,
                              description="after checking, tell the user the setting is fixed"),
@@ -284,6 +382,8 @@ class UserSideAction(Family):
         roles = spec.roles
         if roles["user_tool"] == roles["alt_tool"]:
             out.append("roles.user_tool and roles.alt_tool must be two different user-side tools")
+        if not spec.params.get("device") and "key" not in roles:
+            out.append("roles.key is missing (the read's argument naming the user's record; or set params.device)")
         settings = spec.params.get("settings", {})
         out += [f"params.settings has no entry for roles.{r} ({roles[r]})"
                 for r in ("user_tool", "alt_tool") if roles[r] not in settings]
@@ -316,33 +416,35 @@ class UserSideAction(Family):
         return (_acted(u), {"tools": [u, a]}) if u and a else None
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
-        """A pair of user-side tools the runs show changing fields of one agent read's record (the user acted
-        between two reads), one candidate per pair."""
+        """A pair of user-side tools the runs show changing fields of one record, one candidate per pair: an agent
+        read's record (the user acted between two reads), or the device as the user's own check tool prints it
+        (`params.device`: tau2 telecom, where the agent never reads the device). Where the runs carry expected user
+        actions, only tools they expect pair up, the most expected first."""
         user_tools = getattr(ctx.profile, "user_tools", {})
+        expected = Counter(g.name for r in ctx.runs for g in r.ground_truth or [] if g.requestor == "user")
+        order = [n for n in user_tools if not expected or expected[n]]
+        order.sort(key=lambda n: -expected[n])  # stable: the profile's order (most called first) breaks ties
         out, paired = [], set()
-        for u, tool in user_tools.items():
+        for u in order:
+            tool = user_tools[u]
             for read in sorted(tool.changes, key=lambda r: (-len(tool.changes[r]), r)):
-                alt = next((v for v, t in user_tools.items() if v != u and read in t.changes
+                alt = next((v for v in order if v != u and read in user_tools[v].changes
                             and frozenset((u, v)) not in paired
-                            and set(t.changes[read]) != set(tool.changes[read])), None)
+                            and set(user_tools[v].changes[read]) != set(tool.changes[read])), None)
+                device = read in user_tools and read not in ctx.profile.tools
                 rargs = ctx.args(read)
-                if alt is None or not rargs:
+                if alt is None or not (rargs or device):
                     continue
                 settings = settings_from_profile(ctx.profile, read, [u, alt])
-                if len(settings) < 2:
+                texts = _texts(ctx.runs, read, [s["field"] for s in settings.values()]) if device else []
+                if len(settings) < 2 or (device and not texts):
                     continue
                 paired.add(frozenset((u, alt)))
-                noun = _thing_read(read) or key_noun(rargs[0])
-                out.append(Proposal(
-                    name=f"have_user_{u}_or_{alt}",
-                    description=f"Read {read}, tell the user to do the one fix on their side ({u} or {alt}) that the "
-                    "record shows is needed, naming it clearly, then read again to check before saying it works.",
-                    roles={"read": read, "key": rargs[0], "user_tool": u, "alt_tool": alt},
-                    label_check=_acted(u),
-                    label_args={"tools": [u, alt]},
-                    params={"settings": settings, "phrase": f"get my {noun} working again",
-                            "symptom": f"Something on my {noun} stopped working. Can you help me fix it?"},
-                ))
+                healthy = {} if not device else {
+                    s["field"]: s["good"] for v in order if v not in (u, alt) and read in user_tools[v].changes
+                    for s in settings_from_profile(ctx.profile, read, [v]).values()
+                    if s["field"] not in {x["field"] for x in settings.values()}}
+                out.append(_proposal(read, rargs, u, alt, settings, texts, healthy))
                 break
         return out
 
@@ -356,9 +458,50 @@ class UserSideAction(Family):
         return [t for t in (roles.get("user_tool"), roles.get("alt_tool")) if t]
 
 
+def _proposal(read: str, rargs: list[str], u: str, alt: str, settings: dict[str, dict[str, Any]],
+              texts: list[str], healthy: dict[str, Any]) -> Proposal:
+    noun = _thing_read(read) or (key_noun(rargs[0]) if rargs else "phone")
+    if texts:  # the device: the user checks it with its own tool
+        return Proposal(
+            name=f"have_user_{u}_or_{alt}",
+            description=f"Ask the user to check its phone ({read}), tell it to do the one fix on its side ({u} or "
+            f"{alt}) that the check shows is needed, naming it clearly, then have it check again before saying it "
+            "works.",
+            roles={"read": read, "user_tool": u, "alt_tool": alt},
+            label_check=_acted(u),
+            label_args={"tools": [u, alt]},
+            params={"settings": settings, "device": True, "healthy": healthy,
+                    "phrase": f"get my phone's {noun} working again",
+                    "symptom": f"My phone's {noun} is not working properly. Can you help me fix it?"},
+            results={read: texts},
+        )
+    return Proposal(
+        name=f"have_user_{u}_or_{alt}",
+        description=f"Read {read}, tell the user to do the one fix on their side ({u} or {alt}) that the "
+        "record shows is needed, naming it clearly, then read again to check before saying it works.",
+        roles={"read": read, "key": rargs[0], "user_tool": u, "alt_tool": alt},
+        label_check=_acted(u),
+        label_args={"tools": [u, alt]},
+        params={"settings": settings, "phrase": f"get my {noun} working again",
+                "symptom": f"Something on my {noun} stopped working. Can you help me fix it?"},
+    )
+
+
+def _texts(runs: list[Any], check: str, fields: list[str]) -> list[str]:
+    """Distinct real texts of the user's `check` that show every one of `fields` (at most 50)."""
+    out: dict[str, None] = {}
+    for run in runs:
+        for c in run.user_calls:
+            if c.name == check and not c.error and set(fields) <= parse_device_text(c.result).keys():
+                out.setdefault(c.result, None)
+    return list(out)[:50]
+
+
 def settings_from_profile(profile: Any, read: str, tools: list[str]) -> dict[str, dict[str, Any]]:
-    """Each user tool's setting as the runs show it: the first field of `read`'s record that it, and none of the other
-    `tools`, changed, from what to what (see `ToolProfile.changes`); tools without such a field are left out."""
+    """Each user tool's setting as the runs show it: a field of `read`'s record (or check text) that it, and none of
+    the other `tools`, changed, from what to what (see `ToolProfile.changes`), one its name names first ("sim_card"
+    for reseat_sim_card, not the signal it brought back), with the first line of its real reply as its `result`;
+    tools without such a field are left out."""
     user_tools = getattr(profile, "user_tools", {})
     seen = {n: (user_tools[n].changes.get(read, {}) if n in user_tools else {}) for n in tools}
     out: dict[str, dict[str, Any]] = {}
@@ -367,10 +510,15 @@ def settings_from_profile(profile: Any, read: str, tools: list[str]) -> dict[str
         # a field only this tool changes is its setting; one every fix changes (the signal) is a consequence
         others = {p for n in tools if n != name for p in seen[n]}
         taken = {s["field"] for s in out.values()}
-        path = next((p for p in changes if p not in others and p not in taken), None)
+        own = [p for p in changes if p not in others and p not in taken]
+        named = set(tool_words(name)[1:])
+        path = next((p for p in own if named & set(re.split(r"[._]", p))), own[0] if own else None)
         if path is not None:
             bad, good = changes[path]
             out[name] = {"field": path, "bad": bad, "good": good}
+            reply = user_tools[name].result_example if name in user_tools else None
+            if isinstance(reply, str) and reply.strip() and path in parse_device_text(reply):
+                out[name]["result"] = reply.strip().splitlines()[0][:200]
     return out
 
 

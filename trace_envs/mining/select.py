@@ -4,7 +4,8 @@ LF = lacking & failed, PF = present & failed, LP = lacking & passed, PP = presen
 Cov = LF / failed runs, ER- = LF / (LF + PF), ER+ = LP / (LP + PP), Delta = ER- - ER+ (0 when undefined).
 A candidate passes a sample when Cov >= rho and Delta >= delta; it is kept when it passes in at least K of N bootstrap
 resamples of the runs (with replacement, seeded). Near-duplicates (same family and tools, or label vectors agreeing on
->= `dup_agreement` of the runs either applies to) are merged into the one with the higher Delta; ranked by Delta.
+>= `dup_agreement` of the runs either applies to) are merged into the one with the higher Delta, and a candidate of a
+family that another eligible one's family refines (over the same tools) into that one; ranked by Delta.
 """
 
 from __future__ import annotations
@@ -114,11 +115,20 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
             why.append(f"passed {passes[j]}/{o.n} resamples < {o.k}")
             status.append("; ".join(why))
     # by Delta (to 0.01), then the more specific family first: a completion check restates the outcome, so on a tie
-    # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one
-    order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2),
-                                            _generic(families_tools[j][0]), -full.cov[j], names[j]))
+    # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one; then
+    # the one binding more tools (the wrong branch of a conditional request is also an unwarranted write, and the
+    # capability that names the read and both branches says more of what went wrong)
+    order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2), _generic(families_tools[j][0]),
+                                            -full.cov[j], -len(families_tools[j][1]), names[j]))
+    # a coarser family's candidate over the tools of an eligible candidate of a family that refines it says less
+    finer = {j: i for j in eligible for i in eligible
+             if _refines(families_tools[i][0], families_tools[j][0])
+             and set(families_tools[j][1]) <= set(families_tools[i][1])}
     kept: list[int] = []
     for j in order:
+        if j in finer:
+            status[j] = f"merged into {names[finer[j]]} (a finer family over the same tools)"
+            continue
         dup = None
         for i in kept:
             if families_tools[i] == families_tools[j]:
@@ -154,6 +164,13 @@ def summary_rows(sel: Selection, names: list[str]) -> list[dict[str, Any]]:
         }
         for j in range(len(names))
     ]
+
+
+def _refines(fine: str, coarse: str) -> bool:
+    try:
+        return coarse in get_family(fine).refines
+    except ValueError:
+        return False
 
 
 def _generic(family: str) -> int:

@@ -19,7 +19,7 @@ from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.parse import clean_text, parse_action
-from trace_envs.runtime.scenario import Scenario, ToolError
+from trace_envs.runtime.scenario import RESULT, Scenario, ToolError
 from trace_envs.runtime.text_space import SharedText
 from trace_envs.runtime.user import ScriptedUser
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
@@ -233,7 +233,9 @@ class TraceEnv(gym.Env[str, str]):
         self._record_say(text)
         reply, ended = self.user.reply(text)
         for action in self.user.take_performed():
-            self._user_call(action.tool, dict(action.arguments))
+            result = self._user_call(action.tool, dict(action.arguments))
+            if RESULT in action.report:  # the user reads out what its tool showed, in the order it did them
+                reply = reply.replace(RESULT, result if isinstance(result, str) else json.dumps(result), 1)
         self._messages.append({"role": "user", "content": reply})
         self._steps.append(TraceStep(kind="user", text=reply))
         if ended:
@@ -264,7 +266,7 @@ class TraceEnv(gym.Env[str, str]):
         self._messages.append({"role": "assistant", "content": text})
         self._steps.append(TraceStep(kind="say", text=text))
 
-    def _user_call(self, name: str, args: dict[str, Any]) -> None:
+    def _user_call(self, name: str, args: dict[str, Any]) -> Any:
         """The user ran its own tool `name` (the agent is never offered it): the trace records the call, whose result
         the user reports in words; only `run_tool` can run it, so a family env that has user actions implements it."""
         try:
@@ -272,6 +274,7 @@ class TraceEnv(gym.Env[str, str]):
         except ToolError as exc:
             result, error = {"error": str(exc)}, True
         self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
+        return result
 
     def _run_calls(self, calls: list[tuple[str, dict[str, Any], str | None]]) -> str:
         assert self.scenario is not None

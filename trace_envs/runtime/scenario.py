@@ -8,6 +8,9 @@ from typing import Any, Literal
 from trace_envs.runtime.phrases import action_words, user_phrase
 
 
+RESULT = "{result}"  # in a `UserAction.report`: where the user reads out its tool's result
+
+
 class ToolError(Exception):
     """Raised by a tool implementation for a bad request; the agent sees `{"error": message}`."""
 
@@ -59,7 +62,10 @@ class UserAction:
     tool / arguments: the user-side tool the env runs when the user does it. verbs: phrasings of the action's verb
         ("turn on", "enable"); objects: of what it acts on ("notifications"). The user does it when, and only when,
         one sentence of an agent message names a verb and an object (see `ScriptedUser`), and at most once.
-    report: what the user says once it has done it ("I turned on notifications for the app.").
+    report: what the user says once it has done it ("I turned on notifications for the app."); a `RESULT` in it is
+        replaced with the tool's result text, as a user reads out what its phone shows ("It shows: Airplane Mode: ON").
+    repeat: the user does it every time it is told to (a check of its phone), not once; a repeated action is no fix,
+        so it never resolves the user's request.
     """
 
     tool: str
@@ -67,6 +73,7 @@ class UserAction:
     objects: tuple[str, ...]
     report: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    repeat: bool = False
 
     def __post_init__(self) -> None:
         self.verbs = tuple(v.strip().lower() for v in self.verbs if v.strip())

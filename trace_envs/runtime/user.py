@@ -10,7 +10,8 @@ tests/test_user_reading.py) and answers in this order:
 1b. an instruction to do one of its `UserAction`s (something only it can do on its side): when one sentence names
    the action's verb and its object ("turn on notifications for the app", "enable the notifications"), not negated
    ("don't turn on ..."), it does it (the env runs the user-side tool) and reports it in words; each action at most
-   once, and a vague sentence ("try some settings") does nothing;
+   once (a check of its phone every time it is asked, reading out what the phone shows), and a vague sentence ("try
+   some settings") does nothing;
 2. a confirmation question ("?", or "please confirm") that names a pending request's action and its target: yes (or
    no for a request it declines, which it then never asks for again), and in the same reply every fact the message
    also asks for ("Shall I cancel QZ7Y2K? Which card should the refund go to?");
@@ -158,12 +159,28 @@ def _verbs_regex(verbs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{'|'.join(parts)})\b")
 
 
+# "is enabled", "is now turned off": the verb describes a state ("check if Airplane Mode is enabled"), asks for
+# nothing, unless the sentence asks to make it so ("make sure mobile data is enabled").
+_STATE = frozenset({"is", "are", "was", "were", "be", "been", "being", "it's", "that's", "stays", "remains"})
+_ENSURE = re.compile(r"\b(make sure|ensure|be sure)\b")
+
+
 def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
-    """Whether normalized `text` names the object and, not just after a negation, the verb."""
+    """Whether normalized `text` names the object and the verb as asked for: in its base or -ing form ("please turn
+    off", "try turning off"), not just after a negation, nor as a state."""
     if not object_re.search(text):
         return False
-    # a negation among the two words before the verb ("please don't turn on ...") takes it back
-    return any(not _NEGATION.search(" ".join(text[: m.start()].split()[-2:])) for m in verb_re.finditer(text))
+
+    def asks(m: re.Match[str]) -> bool:
+        head = m.group(0).split()[0]
+        if head.endswith("ed") or (head.endswith("s") and not head.endswith("ss")):
+            return False  # "Airplane Mode disables ...", "once you've turned it off": it tells, not asks
+        before = text[: m.start()].split()
+        # a negation among the two words before the verb ("please don't turn on ...") takes it back
+        state = bool(_STATE & set(before[-2:])) and not _ENSURE.search(text[: m.start()])
+        return not _NEGATION.search(" ".join(before[-2:])) and not state
+
+    return any(asks(m) for m in verb_re.finditer(text))
 
 
 def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
@@ -267,7 +284,7 @@ class ScriptedUser:
         if instructed:
             self._nudges = 0
             for i in instructed:
-                self._acted[i] = True
+                self._acted[i] = not self.actions[i].repeat
                 self._performed.append(self.actions[i])
             return " ".join(self.actions[i].report for i in instructed), False
         asked = self._facts_asked(agent_text)

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Literal, Mapping
 import yaml
 from pydantic import BaseModel, Field
 
+from trace_envs.trajectories.device_text import check_text_changes
 from trace_envs.trajectories.errors import TrajectoryFormatError
 from trace_envs.trajectories.example_values import ExamplePool
 from trace_envs.trajectories.invariants import Invariant
@@ -144,8 +145,9 @@ class ToolProfile(BaseModel):
         "prints (`[{'name': 'Fredrik'}]`, `True`, `None`), as the runs' `meta.result_style` says.")
     changes: dict[str, dict[str, list[Any]]] = Field(
         default_factory=dict,
-        description="User-side tools only: record fields an agent read showed changed across the user's call "
-        "(read tool -> dotted path -> [value before, value after], the most common pair).",
+        description="User-side tools only: record fields an agent read showed changed across the user's call, and "
+        "device fields the user's own check texts showed changed (read or check tool -> dotted path -> [value "
+        "before, value after], the most common pair).",
     )
 
 
@@ -494,6 +496,10 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
     domain = named if named != "custom" else guess_domain(tools)
     # A tool both sides called stays the agent's; the user's own ones keep the kind their name says.
     changes = _user_tool_changes(runs, {n: t.kind for n, t in tools.items()})
+    # The device only the user reaches (tau2 telecom) shows in the user's own check texts, not in agent reads.
+    checks = {n for n in user_accs if n not in tools and infer_kind_from_name(n) == "read"}
+    for tool, by_check in check_text_changes(runs, checks).items():
+        changes.setdefault(tool, {}).update(by_check)
     user_tools = {
         name: _user_tool(acc, changes.get(name, {}))
         for name, acc in sorted(user_accs.items(), key=lambda kv: (-kv[1].calls, kv[0])) if name not in tools
