@@ -193,10 +193,10 @@ def test_profile_takes_the_result_style_from_the_runs(six):
     runs = load_runs([root]).runs
     profile = build_profile(runs)
     assert {t.result_style for t in profile.tools.values()} == {"python-repr"}
-    assert {t.result_style for t in build_profile(_helpdesk_runs()).tools.values()} == {"json"}
+    assert {t.result_style for t in build_profile(_retail_planted_runs()).tools.values()} == {"json"}
 
 
-def _helpdesk_runs():
-    from trace_envs.datasets.helpdesk import DOMAIN
+def _retail_planted_runs():
+    from trace_envs.datasets import generate_planted
 
-    return DOMAIN.generate(20, seed=0)
+    return generate_planted(20, seed=0)
