@@ -19,6 +19,10 @@ from trace_envs.spec.io import spec_beside
 POLICY = (
     "# Northwind help desk policy\n"
     "\n"
+    "- When a request depends on the line's status (\"if my line is suspended, restore it; otherwise turn "
+    "roaming on\"), read the account first and do only what that status calls for: restore_line for a suspended "
+    "line, set_roaming for an active one.\n"
+    "\n"
     "- Roaming can only be turned on for an account with autopay enabled. When set_roaming returns an error "
     "saying autopay must be enabled first, enable it with enable_autopay and try again; when autopay cannot be "
     "enabled, tell the customer why instead."

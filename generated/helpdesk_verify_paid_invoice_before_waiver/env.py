@@ -20,7 +20,11 @@ POLICY = (
     "\n"
     "- A late fee is waived only on an invoice that is paid. When a customer says an invoice is paid and asks to "
     "waive its late fee, look the invoice up with get_invoice first: waive the fee with waive_late_fee only when "
-    "the invoice's status is paid; otherwise tell the customer the status the invoice shows and change nothing."
+    "the invoice's status is paid; otherwise tell the customer the status the invoice shows and change nothing.\n"
+    "\n"
+    "- When a request depends on the line's status (\"if my line is suspended, restore it; otherwise turn "
+    "roaming on\"), read the account first and do only what that status calls for: restore_line for a suspended "
+    "line, set_roaming for an active one."
 )
 
 KNOBS = {}

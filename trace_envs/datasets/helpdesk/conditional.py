@@ -10,17 +10,15 @@ import json
 import re
 from typing import Any
 
-from trace_envs.datasets.helpdesk.core import ACCOUNT, DOMAIN, Customer, account_record, authenticate, opening, read_account
+from trace_envs.datasets.helpdesk.core import ACCOUNT, DOMAIN, ROAMING, Customer, account_record, authenticate, opening, read_account
 from trace_envs.datasets.sim import STR, PlantedDeficit, TaskKind, TaskOutcome, fn_schema
 from trace_envs.trajectories.models import GroundTruthAction
 
-RESTORE, ROAMING = "restore_line", "set_roaming"
+RESTORE = "restore_line"
 DOMAIN.add_tools([
     fn_schema(RESTORE, "Restore a suspended service line. This changes the account.", {"account_no": STR},
               ["account_no"]),
-    fn_schema(ROAMING, "Turn roaming on or off on the account's service line. This changes the account.",
-              {"account_no": STR, "roaming": {"type": "string", "enum": ["on", "off"]}}, ["account_no", "roaming"]),
-], kinds={RESTORE: "write", ROAMING: "write"})
+], kinds={RESTORE: "write"})
 DOMAIN.add_policy("- When a request depends on the line's status (\"if my line is suspended, restore it; otherwise turn "
                   "roaming on\"), read the account first and do only what that status calls for: restore_line for a "
                   "suspended line, set_roaming for an active one.")
@@ -44,6 +42,7 @@ def _roaming_on(account_no: str) -> dict[str, Any]:
 def _simulate(b, rng, customer: Customer, flags: dict[str, bool]) -> TaskOutcome:
     suspended = rng.random() < SUSPENDED_SHARE
     customer.account["line"]["status"] = "suspended" if suspended else "active"
+    customer.account["autopay"] = "on"  # roaming needs autopay (see error_recovery): here the branch is the question
     no = customer.account_no
     b.user(opening(customer, "I'm travelling next week. If my line is suspended, please restore it; otherwise, "
                              "please just turn roaming on."))

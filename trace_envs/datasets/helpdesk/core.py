@@ -18,6 +18,7 @@ from trace_envs.spec.rules import PolicyRules
 
 LOOKUP, ACCOUNT, ESCALATE = "lookup_customer", "get_account", "escalate_to_specialist"
 ALERTS = "get_service_alerts"
+ROAMING = "set_roaming"  # a write two kinds ask for (a conditional's branch, the write whose error is recovered from)
 DECOY = "skips_service_alerts"
 INTRO = """# Northwind help desk policy
 
@@ -141,9 +142,11 @@ DOMAIN.add_tools([
               ["account_no"]),
     fn_schema(ALERTS, "Get the service alerts (outages, maintenance) for an account's area.", {"account_no": STR},
               ["account_no"]),
+    fn_schema(ROAMING, "Turn international roaming on or off for the account's line. This changes the account.",
+              {"account_no": STR, "roaming": {"type": "string", "enum": ["on", "off"]}}, ["account_no", "roaming"]),
     fn_schema(ESCALATE, "Escalate the conversation to a human specialist, with a summary.", {"summary": STR},
               ["summary"]),
-], kinds={LOOKUP: "read", ACCOUNT: "read", ALERTS: "read", ESCALATE: "other"})
+], kinds={LOOKUP: "read", ACCOUNT: "read", ALERTS: "read", ROAMING: "write", ESCALATE: "other"})
 
 
 def add_decoy() -> None:

@@ -9,20 +9,18 @@ import json
 import re
 from typing import Any
 
-from trace_envs.datasets.helpdesk.core import ACCOUNT, DOMAIN, Customer, account_record, authenticate, opening, read_account
+from trace_envs.datasets.helpdesk.core import ACCOUNT, DOMAIN, ROAMING, Customer, account_record, authenticate, opening, read_account
 from trace_envs.datasets.sim import STR, PlantedDeficit, TaskKind, TaskOutcome, fn_schema
 from trace_envs.trajectories.models import GroundTruthAction
 
-ROAMING, AUTOPAY = "set_roaming", "enable_autopay"
+AUTOPAY = "enable_autopay"
 NEEDS_AUTOPAY = "Error: autopay must be enabled before roaming can be turned on"
 CARD_EXPIRED = "Error: autopay cannot be enabled; the card on file is expired"
 DEFICIT = "gives_up_on_error"
 DOMAIN.add_tools([
-    fn_schema(ROAMING, "Turn international roaming on or off for the account's line. This changes the account.",
-              {"account_no": STR, "roaming": {"type": "string", "enum": ["on", "off"]}}, ["account_no", "roaming"]),
     fn_schema(AUTOPAY, "Turn autopay on for an account, charging its payment method on file. This changes the account.",
               {"account_no": STR}, ["account_no"]),
-], kinds={ROAMING: "write", AUTOPAY: "write"})
+], kinds={AUTOPAY: "write"})
 DOMAIN.add_policy("- Roaming can only be turned on for an account with autopay enabled. When set_roaming returns an "
                   "error saying autopay must be enabled first, enable it with enable_autopay and try again; when "
                   "autopay cannot be enabled, tell the customer why instead.")
