@@ -170,7 +170,7 @@ def test_labels_of_the_planted_runs(helpdesk):
             assert WRITE not in names or names.index(READ) < names.index(WRITE)
             verified.add(run.run_id)
     assert {i for i, lab in labels.items() if lab == "PRESENT"} == verified
-    assert len(lacking) > 50 and len(verified) > 100
+    assert len(lacking) > 40 and len(verified) > 70  # how many depends on the kinds sharing the runs
 
 
 def test_without_expected_actions_a_write_on_a_true_claim_left_unread_is_lacking(helpdesk):

@@ -231,7 +231,8 @@ def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart
     score = DOMAIN.score_recovery(kept)
     assert "ignores_condition" in score["found"] and score["precision"] == 1.0, score
     spec = next(c for c in result.capabilities if c.family == "conditional_request")
-    assert spec.name == HELPDESK_CAND and round(spec.evidence.delta, 2) == 0.90
+    # other kinds' failures share the failed runs, so Cov moves as kinds are added; Delta stays high (0.90-0.91)
+    assert spec.name == HELPDESK_CAND and spec.evidence.delta >= 0.85 and spec.evidence.cov >= 0.1
     published = generate_one(spec, tmp_path)
     assert published.published, published.error
     env = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))()

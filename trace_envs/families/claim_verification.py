@@ -56,6 +56,7 @@ ASSERTS = r"(?:i'?m|i am|i was|i'?ve|i have|i|as an?|was|is|are|were|been|got|al
 REQUESTS = frozenset({"want", "wants", "like", "need", "change", "changing", "upgrade", "upgrading", "switch", "book",
                       "prefer", "to", "into", "would", "could", "please", "if", "not", "never", "become", "make"})
 _WORD = re.compile(r"[\w'-]+")
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in case|when)\b")
 
 
 class ClaimParams(BaseModel):
@@ -216,9 +217,10 @@ class ClaimVerification(Family):
             values = [str(v) for v, _ in counts.most_common() if claimable(v)]
             if path == key or path.split(".")[-1] in OWNER_FIELDS or len(values) < 2:
                 continue
-            named = [v for v in values if re.search(rf"\b{re.escape(words_of(v).lower())}\b", lowered)]
-            if named:
-                claimed = named[0]
+            found = [(m.start(), v) for v in values
+                     if (m := re.search(rf"\b{re.escape(words_of(v).lower())}\b", lowered))]
+            if found:
+                claimed = min(found)[1]
                 params = {"field": path, "claimed": claimed, "refuted": [v for v in values if v != claimed],
                           "label": path_words(path)}
                 return params, f" The user claims the {path_words(path)} is {words_of(claimed)}."
@@ -253,6 +255,8 @@ def claims_in(text: str, values: list[str]) -> list[str]:
             continue
         low = s.lower()
         for m in re.finditer(rf"\b{ASSERTS}\b", low):
+            if _CONDITIONAL.search(re.split(r"[,;:]", low[:m.start()])[-1]):
+                continue  # "if my line is suspended, restore it" supposes the value, it does not claim it
             window = _WORD.findall(low[m.end():])[:4]
             for v in values:
                 if v in out:
