@@ -116,6 +116,9 @@ def test_mining_recovers_every_deficit_by_the_family_that_teaches_it(mined):
     recover = next(c for c in mined.capabilities if c.family == "error_recovery")
     assert recover.params["error"] == "ConnectionError: Cellular service is not enabled"
     assert recover.params["fix_error"] == "PermissionError: Cellular service cannot be turned on in low battery mode"
+    assert recover.params["reason"] == "Cellular service cannot be turned on in low battery mode"
+    assert (recover.params["setting"], recover.params["unsetting"], recover.params["address"]) == (
+        {"on": True}, {"on": False}, ["phone_number"])
 
 
 def test_state_dependency_failures_are_the_recovery_capability_s(mined, twelve):
@@ -138,13 +141,7 @@ def test_state_dependency_failures_are_the_recovery_capability_s(mined, twelve):
     assert mined.diagnosis.runs_with_gt == 0
 
 
-@pytest.mark.parametrize("family", [
-    "answer_from_records", "argument_grounding",
-    pytest.param("error_recovery", marks=pytest.mark.xfail(strict=True, reason=(
-        "error_recovery builds scenarios only for a fix that changes a record the runs read; ToolSandbox's fix is a "
-        "device setting (set_cellular_service_status(on=True) returns None) and neither it nor the send takes the "
-        "contact's key"))),
-])
+@pytest.mark.parametrize("family", ["answer_from_records", "argument_grounding", "error_recovery"])
 def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, family, tmp_path):
     from trace_envs.registry import load_env_class
 
@@ -162,13 +159,19 @@ def test_kept_capability_generates_an_env_with_toolsandbox_tool_names(mined, fam
     assert {t.result_style for t in spec.tools} == {"python-repr"}
     reply, *_ = env.step(env.scenario.oracle[0])
     assert reply.startswith("{'") and isinstance(ast.literal_eval(reply), dict), reply
+    if family == "error_recovery":  # stateful settings: the send fails until cellular is on, then goes through
+        replies = [env.step(a)[0] for a in env.scenario.oracle[1:-1]]
+        assert replies[0] == "ConnectionError: Cellular service is not enabled"
+        assert replies[1] == "None" and replies[2].startswith("{'success': True")
 
 
 EXPECTED_ARGUMENTS = {
     "answer_from_records": {"search_stock": ["query"]},
     # the write takes no contact key: it is addressed by the phone number the search returned
     "argument_grounding": {"send_message_with_phone_number": ["content", "phone_number"], "search_contacts": ["name"]},
-    "error_recovery": {},
+    # the fix is a device setting: set_cellular_service_status(on=True), as the runs made it
+    "error_recovery": {"send_message_with_phone_number": ["content", "phone_number"], "search_contacts": ["name"],
+                       "set_cellular_service_status": ["on"]},
 }
 
 
@@ -177,6 +180,8 @@ EXPECTED_ARGUMENTS = {
     ("f1b2c3d4", False, "python-repr", "'f1b2c3d4'"),
     (None, False, "python-repr", "None"),
     ({"error": "phone number '+1' not found"}, True, "python-repr", "ValueError: phone number '+1' not found"),
+    ({"error": "ConnectionError: Cellular service is not enabled"}, True, "python-repr",
+     "ConnectionError: Cellular service is not enabled"),
     ({"ok": True}, False, "json", '{"ok": true}'),
     ('{"ok": true}', False, "json", '{"ok": true}'),
 ])

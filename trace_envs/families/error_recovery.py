@@ -52,15 +52,27 @@ from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family
 from trace_envs.runtime import Scenario
-from trace_envs.runtime.records import get_path, set_path
-from trace_envs.runtime.world import RecordEnv, ScenarioError, call, fill_arguments, new_state, words
+from trace_envs.runtime.records import get_path, like_value, set_path
+from trace_envs.runtime.phrases import key_noun
+from trace_envs.runtime.scenario import ToolError
+from trace_envs.runtime.world import (
+    RecordEnv,
+    ScenarioError,
+    apply_write,
+    call,
+    fill_arguments,
+    new_state,
+    note_failure,
+    words,
+)
 from trace_envs.trajectories.models import Run, ToolCall
 from trace_envs.trajectories.results import ResultIndex
 
 MIN_RECOVERIES = 2  # passed runs that recovered from one kind of error: one could be luck
 MAX_SHAPES = 5
 _VALUE = re.compile(r"\S*\d\S*")
-_ERROR_PREFIX = re.compile(r"^\s*error\s*:\s*", re.I)
+# "Error:", or an exception's name as ToolSandbox replies with one ("PermissionError:", "polars.exceptions.NoDataError:")
+_ERROR_PREFIX = re.compile(r"^\s*(?:[a-z_]\w*\.)*\w*(?:error|exception)\s*:\s*", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|your|this|its)\s+", re.I)
 
 
@@ -80,34 +92,78 @@ class RecoveryParams(BaseModel):
                               "whether the fix can succeed, as the records read before it show.")
     cause_ok: Any = Field(default=None, description="The value at `cause` when the fix succeeds.")
     cause_blocked: Any = Field(default=None, description="The value at `cause` when the fix fails.")
+    setting: dict[str, Any] = Field(default_factory=dict, description="A fix that changes no record the runs read: "
+                                    "its arguments in the recoveries, a device setting it turns on (ToolSandbox: "
+                                    "set_cellular_service_status(on=True)); the env holds it as device state.")
+    unsetting: dict[str, Any] = Field(default_factory=dict, description="That setting before the fix (its boolean "
+                                      "arguments negated).")
+    address: list[str] = Field(default_factory=list, description="A write that takes no `key`: its arguments that "
+                               "are fields of the record, which address it (a contact's phone_number).")
 
 
 class RecoveryEnv(RecordEnv):
     def works(self, tool) -> bool:
-        return tool.name == self.SPEC.roles.get("fix") or super().works(tool)
+        return tool.name in (self.SPEC.roles.get("fix"), self.SPEC.roles.get("write")) or super().works(tool)
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        roles, key = self.SPEC.roles, self.SPEC.roles["key"]
+        tool = self.SPEC.tool(name) if name in self._tools else None
+        if tool is None or key in tool.properties or name not in (roles.get("fix"), roles.get("write")):
+            return super().run_tool(name, args, state)
+        refused = state.get("unavailable", {}).get(name)
+        if refused:
+            note_failure(state, name, args)
+            raise ToolError(str(refused))
+        if name == roles.get("fix"):  # a device setting: the fix sets it, as the target's setter does
+            if state.setdefault("settings", {}).get(name) == args:
+                raise ToolError(f"{words(name)}: already {json.dumps(args, sort_keys=True)}")
+            state["settings"][name] = dict(args)
+            state.pop("failures", None)
+            state["writes"].append({"tool": name, "args": dict(args)})
+            return None
+        address = {a: args.get(a) for a in RecoveryParams.model_validate(self.SPEC.params).address}
+        rid = next((rid for rid, r in state["records"].items() if address and all(
+            get_path(r, a) == (True, v) for a, v in address.items())), None)
+        if rid is None:
+            raise ToolError(f"no {key_noun(key)} has {json.dumps(address, sort_keys=True)}")
+        return apply_write(self.SPEC, state, name, key, {key: rid, **args})
 
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
         p = RecoveryParams.model_validate(spec.params)
         fix = spec.roles["fix"]
-        if spec.tool(fix).kind != "write" or not p.field or p.ready is None:
+        device = not p.field and bool(p.setting) and bool(p.unsetting)
+        if spec.tool(fix).kind != "write" or not (device or (p.field and p.ready is not None)):
             raise ScenarioError(f"{fix} fixes the error by what it shows (a read), not by a change the runs show on "
                                 "the record: no scenario builder for that kind of recovery yet")
         kit = Kit(spec, rng)
         write, key = kit.write, kit.key
         assert write is not None
         fixable = self.class_draw < 0.5
-        records = kit.source.records(1 + max(spec.knobs.distractors, 1),
-                                     accept=lambda r: get_path(r, p.field or "")[0])
+        addresses: list[str] = []
+
+        def distinct(r: dict[str, Any]) -> bool:  # records a write addressed by their fields can tell apart
+            for _ in range(20):
+                value = json.dumps([get_path(r, a)[1] for a in p.address])
+                if value not in addresses:
+                    addresses.append(value)
+                    return True
+                for a in p.address:  # a real record drawn again: another value shaped like its own
+                    set_path(r, a, like_value(get_path(r, a)[1], rng))
+            return False
+
+        records = kit.source.records(1 + max(spec.knobs.distractors, 1), accept=lambda r: (
+            device or get_path(r, p.field or "")[0]) and (not p.address or distinct(r)))
         for i, r in enumerate(records):
-            set_path(r, p.field, p.unready)
+            if not device:
+                set_path(r, p.field, p.unready)
             if p.cause:  # the record shows why the fix fails (a card on file that is expired), or why it will not
                 set_every(r, p.cause, p.cause_ok if fixable or i else p.cause_blocked)
         record, other = records[0], records[1]
         target, other_id = record[key], other[key]
         kit.knows(target)
         args, stated = kit.write_args(write, record)
-        fix_args = fill_arguments(spec.tool(fix), {key: target})
+        fix_args = dict(p.setting) if device else fill_arguments(spec.tool(fix), {key: target})
         opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
@@ -116,13 +172,22 @@ class RecoveryEnv(RecordEnv):
         fix_error = p.fix_error or f"Error: {words(fix)} is not possible for this {kit.noun}"
         reason = p.reason or plain_error(fix_error)
         state = new_state({r[key]: r for r in records})
-        state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": p.error}]}
-        state["effects"] = {fix: {p.field: p.ready}, write: dict(p.sets)}
+        if device:
+            state["settings"] = {fix: dict(p.unsetting)}
+            state["prerequisites"] = {write: [{"setting": fix, "value": dict(p.setting), "error": p.error}]}
+            state["effects"] = {write: dict(p.sets)}
+        else:
+            state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": p.error}]}
+            state["effects"] = {fix: {p.field: p.ready}, write: dict(p.sets)}
         if not fixable:
             state["unavailable"] = {fix: fix_error}
         read, attempt = kit.read_call(target), call(write, **args)
-        fixing, wrong_fix = call(fix, **fix_args), call(fix, **dict(fix_args, **{key: other_id}))
-        other_write = call(write, **dict(args, **{key: other_id}))
+        if device:  # the setting left as it was; the write addressed to another record
+            wrong_fix, other_write = call(fix, **p.unsetting), call(write, **kit.write_args(write, other)[0])
+        else:
+            wrong_fix = call(fix, **dict(fix_args, **{key: other_id}))
+            other_write = call(write, **dict(args, **{key: other_id}))
+        fixing = call(fix, **fix_args)
         sorry = f"I'm sorry, I was not able to {kit.phrase(write, target)}. {GOODBYE}"
         loop = [read, attempt, attempt, attempt, sorry]
         if fixable:
@@ -157,7 +222,8 @@ class RecoveryEnv(RecordEnv):
             }
         return Scenario(
             state=state,
-            bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason)},
+            bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason),
+                      **{f"address_{a}": args.get(a) for a in p.address}},
             opening=opening,
             facts=kit.facts,
             requests=[kit.request(write, target)],
@@ -248,14 +314,19 @@ class ErrorRecovery(Family):
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, fix = roles["key"], roles["read"], roles["write"], roles["fix"]
         target = {key: {"$var": "target"}}
-        read_t, write_t, fix_t = (CallRef(tool=t, args=target) for t in (read, write, fix))
+        p = RecoveryParams.model_validate(params)
+        read_t = CallRef(tool=read, args=target)
+        # A write that takes no key is addressed by the record's fields; a device fix is matched by its setting.
+        write_t = CallRef(tool=write, args={a: {"$var": f"address_{a}"} for a in p.address} if p.address else target)
+        fix_t = CallRef(tool=fix, args=dict(p.setting) if p.setting else target)
+        join = [] if p.address or p.setting else [key]
         return Check(clauses=[
             CallMade(id="retried", weight=2, when="fixable", call=write_t,
                      description=f"{write} succeeds on the record the user asked about, retried after the fix"),
             Order(id="fixed_first", weight=1, when="fixable", requires=["retried"], first=fix_t, then=write_t,
-                  join=[key], description=f"remove the cause the error names with {fix} before the retry"),
+                  join=join, description=f"remove the cause the error names with {fix} before the retry"),
             Order(id="read_first", weight=1, when="fixable", requires=["retried"], first=read_t, then=write_t,
-                  join=[key], description=f"look the record up with {read} before the write"),
+                  join=join, description=f"look the record up with {read} before the write"),
             Communicated(id="explained", weight=3, when="!fixable", mode="any", after=read_t,
                          values=[{"$var": "reason"}, {"$var": "reason_core"}],
                          description="when the cause cannot be removed, tell the user why in a sentence"),
@@ -374,11 +445,25 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     changes: Counter = Counter()
     sets: Counter = Counter()
     fix_errors: Counter = Counter()
+    settings: Counter = Counter()  # the fix's arguments in the recoveries (a fix that takes no key: a device setting)
+    address: Counter = Counter()  # write arguments (the write takes no key) equal to the field of that name read
     outcomes: dict[bool, dict[str, Counter]] = {True: {}, False: {}}  # fix succeeded -> path -> values read before
     for run in runs:
-        for i, shape, _, _ in recoveries(run, write):
+        for i, shape, found_fix, retry in recoveries(run, write):
             if shape in shapes:
                 errors[error_text(run.agent_calls[i])] += 1
+                if found_fix is not None and retry is not None and found_fix.name == fix and key not in \
+                        found_fix.arguments:
+                    settings[json.dumps(found_fix.arguments, sort_keys=True)] += 1
+        seen: dict[str, Any] = {}
+        for c in run.agent_calls:
+            record = _parsed(c.result) if c.name == read and not c.error else None
+            if isinstance(record, list) and len(record) == 1:  # a search that found one record
+                record = record[0]
+            if isinstance(record, dict):
+                seen = record
+            elif c.name == write and not c.error and key not in c.arguments:
+                address.update(a for a, v in c.arguments.items() if a in seen and seen[a] == v)
         known: dict[str, dict[str, set[str]]] = {}  # key value -> the record as the latest reply about it shows it
         for c in run.agent_calls:
             rid = str(c.arguments.get(key or ""))
@@ -400,6 +485,12 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     if changes:
         (path, old, new), _ = changes.most_common(1)[0]
         params.update(field=path, unready=json.loads(old), ready=json.loads(new))
+    elif settings:
+        setting = json.loads(settings.most_common(1)[0][0])
+        if setting and all(isinstance(v, bool) for v in setting.values()):
+            params.update(setting=setting, unsetting={k: not v for k, v in setting.items()})
+    if address:
+        params["address"] = sorted(address)
     common = {}
     for (path, _, new), _ in sets.most_common():
         common.setdefault(path, json.loads(new))

@@ -74,6 +74,8 @@ class Kit:
                 sourced[arg] = value
         # A write addressed otherwise (ToolSandbox's send_message_with_phone_number takes no contact key) gets none.
         keyed = {self.key: target} if self.key in spec.properties or not spec.properties else {}
+        if not keyed:  # then the record's own fields address it (a contact's phone_number)
+            sourced.update({a: record[a] for a in spec.properties if a in record and a not in (fixed or {})})
         args = fill_arguments(spec, {**keyed, **sourced, **(fixed or {})})
         return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
 

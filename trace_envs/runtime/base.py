@@ -8,6 +8,7 @@ parsing actions, validating arguments, the scripted user, the message log in Ope
 from __future__ import annotations
 
 import json
+import re
 import string
 from typing import Any
 
@@ -57,13 +58,17 @@ def sanitize(text: str) -> str:
     return "".join(ch if ch in CHARSET else "?" for ch in text.translate(_TRANSLATE))
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
+
+
 def result_text(result: Any, error: bool, style: str = "json") -> str:
     """A tool's reply as the target writes it: JSON (a string as it is), or with `python-repr` what ToolSandbox's
     execution environment prints: the repr of the value (`[{'name': 'Fredrik'}]`, `'a1b2'`, `None`), and for a failed
     call the exception line (`ValueError: <why>`)."""
     if style == "python-repr":
         if error and isinstance(result, dict) and isinstance(result.get("error"), str):
-            return f"ValueError: {result['error']}"
+            why = result["error"]  # the target's own exception line when the env replays it, else a ValueError
+            return why if _EXCEPTION_LINE.match(why) else f"ValueError: {why}"
         if isinstance(result, str) and result[:1] in ("{", "["):  # a record env's read: the record's JSON
             try:
                 result = json.loads(result)

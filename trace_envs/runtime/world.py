@@ -336,6 +336,10 @@ def unmet_prerequisite(state: dict[str, Any], name: str, record: dict[str, Any])
     if blocked:
         return str(blocked)
     for need in state.get("prerequisites", {}).get(name, []):
+        if "setting" in need:  # a device-wide setting another tool sets (ToolSandbox's cellular), not a record field
+            if state.get("settings", {}).get(need["setting"]) != need["value"]:
+                return str(need["error"])
+            continue
         found, value = get_path(record, need["path"])
         if not found or value != need["value"]:
             return str(need["error"])
