@@ -16,9 +16,12 @@ balanced classes: `fixable` (pay the successful retry, with the fix before it an
 `unfixable` (the fix itself fails with `fix_error`, and the record shows why at `cause`, e.g. its cards expired; pay
 telling the user `reason` after reading the record). Giving up, retrying the same call unchanged, claiming success
 or any other write earns nothing; repeating a failed call while nothing changed costs a share even when the fix
-follows. Bindings: `target`, `fixable`, `reason`, `reason_core`. The env needs a fix that is a write whose change to
-the record the runs show; a fix that is a read (the retry changes an argument, as in tau-bench) is proposed and
-labelled, but has no scenario builder yet.
+follows. Bindings: `target`, `fixable`, `reason`, `reason_core` (and `address_<arg>`). The env needs a fix that is a
+write whose change to the record the runs show, or a device setting: a fix that takes no key and changes no record
+the runs read (ToolSandbox's `set_cellular_service_status(on=True)` after `ConnectionError: Cellular service is not
+enabled`) keeps its arguments as `setting`, held as device state the write's prerequisite reads, and a write that
+takes no key (`send_message_with_phone_number`) is addressed by the record fields it takes (`address`). A fix that is
+a read (the retry changes an argument, as in tau-bench) is proposed and labelled, but has no scenario builder yet.
 
 Example episode (`trace/helpdesk_enable_autopay_then_retry`, seed 0, fixable):
 
