@@ -87,6 +87,23 @@ class Builder:
             id=cid, name=name, arguments=args, result=text, error=error, requestor=requestor, message_index=idx))
 
 
+def latest_record(messages: list[dict[str, Any]], key: str, value: Any = None) -> dict[str, Any] | None:
+    """The latest tool result in an env's `messages` that is a JSON record holding `key` (equal to `value` when
+    given): what a planted agent reads back of the records it looked up."""
+    found = None
+    for m in messages:
+        content = m.get("content")
+        if m.get("role") != "tool" or not isinstance(content, str) or not content.startswith("{"):
+            continue
+        try:
+            data = json.loads(content)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and key in data and (value is None or data[key] == value):
+            found = data
+    return found
+
+
 def seeded_runs(simulate: Callable[[int, random.Random], Run], n_runs: int, seed: int = 0,
                 start: int = 0) -> Iterator[Run]:
     """Yield `simulate(i, rng)` for runs `start .. start + n_runs - 1`, one at a time (constant memory); run `i`

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from trace_envs.datasets.helpdesk.core import DOMAIN, Customer, authenticate, opening
-from trace_envs.datasets.sim import STR, PlantedDeficit, TaskKind, TaskOutcome, fn_schema
+from trace_envs.datasets.sim import STR, PlantedDeficit, TaskKind, TaskOutcome, fn_schema, latest_record
 from trace_envs.trajectories.models import GroundTruthAction
 
 INVOICE, WAIVE = "get_invoice", "waive_late_fee"
@@ -72,7 +72,7 @@ def _step(state: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
     if state["flags"][DEFICIT]:
         state["done"] = True
         return json.dumps({"name": WAIVE, "arguments": {"invoice_id": inv}})
-    record = _record(messages, inv)
+    record = latest_record(messages, "invoice_id", inv)
     if record is None:
         return json.dumps({"name": INVOICE, "arguments": {"invoice_id": inv}})
     state["done"] = True
@@ -80,20 +80,6 @@ def _step(state: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
         return json.dumps({"name": WAIVE, "arguments": {"invoice_id": inv}})
     status = str(record.get("status")).replace("_", " ")
     return f"I checked invoice {inv}: our records show its status is {status}, not paid, so I can't waive the late fee."
-
-
-def _record(messages: list[dict[str, Any]], inv: str) -> dict[str, Any] | None:
-    """The latest invoice record with id `inv` a tool returned in the env's messages."""
-    found = None
-    for m in messages:
-        if m.get("role") == "tool" and isinstance(m.get("content"), str) and inv in m["content"]:
-            try:
-                data = json.loads(m["content"])
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("invoice_id") == inv:
-                found = data
-    return found
 
 
 DOMAIN.add_kind(TaskKind(name="claim", share=0.2, simulate=_simulate, exposure=frozenset({DEFICIT}),

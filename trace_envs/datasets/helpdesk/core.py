@@ -7,13 +7,12 @@ on these records, add their own tools and policy paragraph, and register their d
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from trace_envs.datasets.sim import STR, Builder, PlantedDeficit, PlantedDomain, fn_schema
+from trace_envs.datasets.sim import STR, Builder, PlantedDeficit, PlantedDomain, fn_schema, latest_record
 from trace_envs.spec.rules import PolicyRules
 
 LOOKUP, ACCOUNT, ESCALATE = "lookup_customer", "get_account", "escalate_to_specialist"
@@ -112,19 +111,9 @@ def _close(b: Builder) -> None:
 
 
 def account_record(messages: list[dict[str, Any]], account_no: str | None = None) -> dict[str, Any] | None:
-    """The latest account record a `get_account`-style tool returned in an env's messages (JSON with an
-    `account_no`, that account's when given)."""
-    found = None
-    for m in messages:
-        if m.get("role") == "tool" and isinstance(m.get("content"), str) and '"account_no"' in m["content"]:
-            try:
-                data = json.loads(m["content"])
-            except ValueError:
-                continue
-            if isinstance(data, dict) and "account_no" in data and (account_no is None
-                                                                     or data["account_no"] == account_no):
-                found = data
-    return found
+    """The latest account record a `get_account`-style tool returned in an env's messages (that account's when
+    given)."""
+    return latest_record(messages, "account_no", account_no)
 
 
 DOMAIN = PlantedDomain(

@@ -16,6 +16,7 @@ from trace_envs.datasets.planted.core import (
     HANDOFF_TOOL,
     PLANTED_DEFICITS,
 )
+from trace_envs.datasets.sim import latest_record
 
 _ORDER = re.compile(r"#[A-Z]\d{7}")
 _REQUEST = re.compile(r"\b(cancel|refund) order (#[A-Z]\d{7})")
@@ -38,16 +39,7 @@ def _env_messages(env: Any) -> list[dict[str, Any]]:
 
 def order_record(messages: list[dict[str, Any]], oid: str) -> dict[str, Any] | None:
     """The last tool result in `messages` that is the record of order `oid`, else None."""
-    found = None
-    for m in messages:
-        if m.get("role") == "tool" and isinstance(m.get("content"), str) and m["content"].startswith("{"):
-            try:
-                data = json.loads(m["content"])
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("order_id") == oid:
-                found = data
-    return found
+    return latest_record(messages, "order_id", oid)
 
 
 def _plan_requests(opening: str) -> tuple[str | None, list[Step]]:
