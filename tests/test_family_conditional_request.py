@@ -240,3 +240,21 @@ def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart
     lacking = [run_policy(env, DOMAIN.policy_agent(["ignores_condition"]), s)[0] for s in SEEDS]
     assert min(free) == 1.0
     assert sum(lacking) / len(lacking) < 0.5
+
+
+@pytest.mark.parametrize("text, conditional", [
+    ("If my line is suspended, please restore it; otherwise, please just turn roaming on.", True),
+    ("In case my line is suspended, restore it, otherwise set roaming on.", True),
+    ("Should my line be suspended, restore it. If not, turn roaming on.", True),
+    ("Unless my line is active, restore it; otherwise set the roaming on.", True),
+    ("Please restore my line if it's suspended, and if it isn't, turn roaming on.", True),
+    ("Can you restore my line if that's possible?", False),
+    ("Let me know if you can restore my line.", False),
+])
+def test_a_condition_as_users_word_one(text, conditional):
+    from types import SimpleNamespace
+
+    from trace_envs.families.conditional_request import states_condition
+
+    run = SimpleNamespace(messages=[{"role": "user", "content": text}])
+    assert states_condition(run, ["restore_line", "set_roaming"], ["suspended", "active"]) is conditional

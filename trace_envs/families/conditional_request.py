@@ -57,7 +57,9 @@ MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a spli
 MAX_PER_READ = 3
 MIN_CONDITIONAL_RUNS = 2  # one user's conditional is no recurring request
 # A conditional as users write one: an "if" clause, then the other branch ("If not, ...", "otherwise", "or else").
-_IF = re.compile(r"\bif\b", re.I)
+# the clause that states the condition, as users word one: "if", "in case", "unless", "provided", "assuming", "should
+# it be ..."
+_IF = re.compile(r"\b(?:if|in case|unless|provided|assuming)\b|(?:^|[.!?]\s+)should (?:it|my|the|they|that)\b", re.I)
 _ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
                           r"|[,;]\s*(?:otherwise|or else|else)\b", re.I)
 # "if" in phrases that put no condition on a record ("if that's possible", "let me know if", "what if").
