@@ -22,10 +22,11 @@ DEMO_MODEL ?= smollm2
 demo: $(if $(filter smollm2,$(DEMO_MODEL)),model,install)
 	$(BIN)/trace-envs demo --model $(DEMO_MODEL)
 
-# ruff (pyflakes, pycodestyle, bugbear) over the library, the tests, the generated envs and the scripts, then pytest.
+# ruff (pyflakes, pycodestyle, bugbear) over the library, the tests, the generated envs and the scripts, then pytest,
+# one worker per core, each test file on one worker (its module fixtures are built once).
 test: install
 	$(BIN)/ruff check trace_envs adapters_train tests generated benchmarks examples scripts
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 bench: install
 	$(BIN)/python -m benchmarks
