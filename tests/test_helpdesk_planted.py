@@ -22,6 +22,16 @@ def test_every_module_but_the_core_is_a_registered_task_kind():
     assert set().union(*(k.exposure for k in DOMAIN.kinds.values())) == set(DOMAIN.deficits)
 
 
+def test_the_profile_infers_the_kind_each_kind_module_declares_for_its_tools():
+    """The runs carry tool schemas, not kinds: a miner infers them, and must agree with the domain's own table."""
+    from trace_envs.trajectories.profile import build_profile
+
+    profile = build_profile(DOMAIN.generate(400, seed=0))
+    inferred = {name: tool.kind for name, tool in profile.tools.items()}
+    assert inferred == {name: DOMAIN.tool_kinds[name] for name in inferred}
+    assert set(inferred) == set(DOMAIN.tool_kinds) - {"escalate_to_specialist"}  # no planted task needs a human
+
+
 def test_deterministic_per_seed_and_run_index():
     a, b = DOMAIN.generate(60, seed=3), DOMAIN.generate(60, seed=3)
     assert [r.messages for r in a] == [r.messages for r in b]

@@ -87,6 +87,11 @@ class Builder:
             id=cid, name=name, arguments=args, result=text, error=error, requestor=requestor, message_index=idx))
 
 
+def env_messages(env: Any) -> list[dict[str, Any]]:
+    """The messages of an env, wrapped by Gymnasium or not (what a planted agent reads)."""
+    return env.unwrapped.messages if hasattr(env, "unwrapped") else env.messages
+
+
 def latest_record(messages: list[dict[str, Any]], key: str, value: Any = None) -> dict[str, Any] | None:
     """The latest tool result in an env's `messages` that is a JSON record holding `key` (equal to `value` when
     given): what a planted agent reads back of the records it looked up."""
@@ -244,7 +249,8 @@ class TaskKind:
         exposure: the deficits a task of this kind can fail from (its routing truth).
         wants: whether a generated env's opening asks for this kind (the planted agent picks the first kind that does).
         step: `(state, messages) -> str | None`: the planted agent's next action in a generated env (a JSON call text
-            or a sentence), None when done; `state` persists over the episode (`opening`, `flags`, `customer_id`).
+            or a sentence), None when done; `state` persists over the episode (`opening`, `flags`, and the kind's own
+            scratch keys).
     """
 
     name: str
@@ -264,7 +270,6 @@ class PlantedDomain:
         intro: the policy's opening paragraph; each kind adds its own with `add_policy`.
         draw: `rng -> customer`: one scenario's customer and records (passed to the kind's `simulate`).
         closing: `(builder) -> None`: the turns ending a run that did not fail mid-way.
-        customer_id: `opening -> str | None`: the customer id in a generated env's opening (for the planted agent).
         noise_rate: share of fully correct runs marked failed anyway (a miner must not find these).
     """
 
@@ -272,7 +277,6 @@ class PlantedDomain:
     intro: str
     draw: Callable[[random.Random], Any]
     closing: Callable[[Builder], None]
-    customer_id: Callable[[str], str | None]
     noise_rate: float = 0.06
     closing_text: str = "You're welcome, have a great day!"
     tools: list[dict[str, Any]] = field(default_factory=list)
@@ -377,12 +381,11 @@ class PlantedDomain:
         state: dict[str, Any] = {}
 
         def policy(env: Any, rng: Any, turn: int) -> str:
-            messages = env.unwrapped.messages if hasattr(env, "unwrapped") else env.messages
+            messages = env_messages(env)
             if turn == 1 or "kind" not in state:
                 opening = next(m["content"] for m in messages if m.get("role") == "user")
                 state.clear()
                 state.update(opening=opening, flags={d: d in carried for d in self.deficits},
-                             customer_id=self.customer_id(opening),
                              kind=next((k for k in self.kinds.values() if k.wants(opening)), None))
             kind = state["kind"]
             action = kind.step(state, messages) if kind is not None else None

@@ -174,9 +174,9 @@ def _pay_scenario(spec: Any, rng) -> Scenario:
     )
 
 
-def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str, str, Any, Any, int] | None:
-    """What the runs show `arg` of `write` to be when it is a sum over some of a record's items: (read, list path
-    with `.*.` and the summed field, the selecting field, its value, another value it takes, supporting runs). A
+def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str, str, str, Any, Any] | None:
+    """What the runs show `arg` of `write` to be when it is a sum over some of a record's items: (read, list path,
+    the summed item field, the selecting field, its value, another value it takes), backed by MIN_SUM_RUNS runs. A
     run supports it when its expected `write` passes a number that one read result of the run gives as the sum over
     two or more, not all, of a list's items sharing a value of one field (the open invoices, not the paid ones)."""
     support: Counter = Counter()
@@ -192,17 +192,16 @@ def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str,
                 continue
             for items_path, items in _item_lists(parse_result(c.result)):
                 for hit, other in _selections(items, wanted):
-                    seen.add((c.name, items_path, *hit))
-                    others.setdefault((c.name, items_path, *hit), Counter())[other] += 1
+                    found = (c.name, items_path, *hit)
+                    seen.add(found)
+                    others.setdefault(found, Counter())[other] += 1
         support.update(seen)
     if not support:
         return None
     best, n = max(support.items(), key=lambda x: (x[1], str(x[0])))
     if n < MIN_SUM_RUNS:
         return None
-    read, items_path, leaf, where, value = best
-    other = others[best].most_common(1)[0][0]
-    return read, f"{items_path}.*.{leaf}", where, value, other, n
+    return (*best, others[best].most_common(1)[0][0])
 
 
 MIN_SUM_RUNS = 3
@@ -340,15 +339,15 @@ class AggregationArithmetic(Family):
             a = max(sorted(ctx.gt_numeric[w]), key=lambda x: ctx.gt_numeric[w][x])
             summed = filtered_sums(ctx, w, a)
             if summed is not None:  # the runs show what the number is: the sum of the selected items
-                read, path, where, value, other, _ = summed
+                read, items, leaf, where, value, other = summed
+                path = f"{items}.*.{leaf}"
                 roles = ctx.roles_for(w, arg=a)
                 roles["read"] = read
                 roles["key"] = next((k for k in ctx.args(read) if k in ctx.args(w)), roles.get("key", ""))
-                items = path_words(path.split(".*.")[0])
                 out.append(Proposal(
-                    name=f"pay_{_slug(value)}_{_slug(path.split('.*.')[0])}_with_{w}",
+                    name=f"pay_{_slug(value)}_{_slug(items)}_with_{w}",
                     description=f"When the user pays what they owe, pass {w} the sum of the {path_words(path)} over "
-                    f"the {words(str(value))} {items} the record lists (not one of them, not every one).",
+                    f"the {words(str(value))} {path_words(items)} the record lists (not one of them, not every one).",
                     roles=roles,
                     label_check=_write_made(w),
                     label_args={"tool": w, "arg": a},

@@ -8,7 +8,6 @@ on these records, add their own tools and policy paragraph, and register their d
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,6 @@ invoices, their line and their settings.
 _FIRST = ["Amara", "Jonas", "Priya", "Mateo", "Hana", "Tobias", "Leila", "Kwame", "Sina", "Elena", "Dario", "Yuki"]
 _LAST = ["Okafor", "Lindqvist", "Sharma", "Ferreira", "Takahashi", "Novak", "Haddad", "Mensah", "Costa", "Berg"]
 _PLANS = ["Fiber 300", "Fiber 500", "Fiber 1000", "Mobile Unlimited", "Mobile 20GB"]
-_CUSTOMER = re.compile(r"\bcu_\d{5}\b")
 
 
 @dataclass
@@ -121,7 +119,6 @@ DOMAIN = PlantedDomain(
     intro=INTRO,
     draw=draw_customer,
     closing=_close,
-    customer_id=lambda text: (m.group(0) if (m := _CUSTOMER.search(text)) else None),
     rules=PolicyRules(confirm_writes=False, identify_user="customer_id"),
 )
 DOMAIN.add_tools([

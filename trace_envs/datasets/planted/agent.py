@@ -16,7 +16,7 @@ from trace_envs.datasets.planted.core import (
     HANDOFF_TOOL,
     PLANTED_DEFICITS,
 )
-from trace_envs.datasets.sim import latest_record
+from trace_envs.datasets.sim import env_messages, latest_record
 
 _ORDER = re.compile(r"#[A-Z]\d{7}")
 _REQUEST = re.compile(r"\b(cancel|refund) order (#[A-Z]\d{7})")
@@ -31,10 +31,6 @@ class Step:
     order: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     stage: str = "start"
-
-
-def _env_messages(env: Any) -> list[dict[str, Any]]:
-    return env.unwrapped.messages if hasattr(env, "unwrapped") else env.messages
 
 
 def order_record(messages: list[dict[str, Any]], oid: str) -> dict[str, Any] | None:
@@ -75,7 +71,7 @@ def planted_policy(deficits: Iterable[str] = ()) -> Callable[[Any, Any, int], st
     state: dict[str, Any] = {}
 
     def policy(env: Any, rng: Any, turn: int) -> str:
-        messages = _env_messages(env)
+        messages = env_messages(env)
         if turn == 1 or "steps" not in state:
             opening = next(m["content"] for m in messages if m.get("role") == "user")
             state["user"], state["steps"] = _plan_requests(opening)
