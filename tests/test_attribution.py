@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from trace_envs.checks.attribution import attribute, departure_table
 from trace_envs.cli import app, _load_commands
 from trace_envs.datasets.planted import generate_planted
-from trace_envs.families.base import infer_gate
+from trace_envs.mining.gates import infer_gate
 from trace_envs.mining.propose_offline import proposal_context
 from trace_envs.trajectories.loaders import load_runs
 from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall

@@ -11,12 +11,12 @@ from typer.testing import CliRunner
 
 import trace_envs  # noqa: F401
 from trace_envs.cli import _load_commands, app
-from trace_envs.families import all_families
+from trace_envs.families import all_tasks
 from trace_envs.spec.io import json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "trace/airline_check_cabin_before_cancel"
-FAMILIES = len(all_families())  # the bundled envs cover every registered family, one example each
+FAMILIES = len(all_tasks())  # the bundled envs cover every registered family, one example each
 
 _load_commands()
 

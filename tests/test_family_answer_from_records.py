@@ -13,7 +13,7 @@ import pytest
 from _family import publish_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.checks.text import scalar_leaves
-from trace_envs.families import get_family
+from trace_envs.mining.detector import get_detector
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.publish import MODULE_FILE, generate_one
@@ -165,7 +165,7 @@ def test_labels_of_named_real_runs(airline, retail):
     run = next(r for r in runs if r.run_id == "gpt-4o-airline/44/1")
     view = RunView(run, kinds)
     assert view.attribution.kinds == {"said"}
-    assert get_family("answer_from_records").label(view, cand.check, {**cand.args, "fields": ["cabin"]}) == "PRESENT"
+    assert get_detector("answer_from_records").label(view, cand.check, {**cand.args, "fields": ["cabin"]}) == "PRESENT"
     assert label_view(cand, view) == "NA"  # no question about the flight's date or price
 
 

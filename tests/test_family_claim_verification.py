@@ -13,8 +13,8 @@ import pytest
 from _family import publish_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
-from trace_envs.families import get_family
-from trace_envs.families.claim_verification import claims_in
+from trace_envs.mining.detector import get_detector
+from trace_envs.families.claim_verification.detector import claims_in
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.mining.label import label_view
 from trace_envs.mining.propose_offline import propose_offline
@@ -186,7 +186,7 @@ def test_without_expected_actions_a_write_on_a_true_claim_left_unread_is_lacking
 def test_params_from_the_policy_without_the_runs(helpdesk):
     runs, kinds, _ = helpdesk
     index = ResultIndex(runs, kinds)
-    params, note = get_family("claim_verification").infer_params(
+    params, note = get_detector("claim_verification").infer_params(
         {"read": READ, "write": WRITE, "key": "invoice_id"}, index, DOMAIN.policy)
     assert params == {"field": "status", "claimed": "paid", "refuted": ["open"], "label": "status"}
     assert note == " The user claims the status is paid."

@@ -15,7 +15,7 @@ from _family import publish_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.envs_loader import env_class, import_module_from
-from trace_envs.families.conditional_request import states_condition
+from trace_envs.families.conditional_request.detector import states_condition
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.generate.publish import MODULE_FILE, generate_one
 from trace_envs.mining.label import label_view, spec_target_tools
@@ -254,7 +254,7 @@ def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart
 def test_a_condition_as_users_word_one(text, conditional):
     from types import SimpleNamespace
 
-    from trace_envs.families.conditional_request import states_condition
+    from trace_envs.families.conditional_request.detector import states_condition
 
     run = SimpleNamespace(messages=[{"role": "user", "content": text}])
     assert states_condition(run, ["restore_line", "set_roaming"], ["suspended", "active"]) is conditional

@@ -14,8 +14,8 @@ from _family import publish_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.datasets.helpdesk.error_recovery import AUTOPAY, DEFICIT, NEEDS_AUTOPAY, ROAMING
-from trace_envs.families import get_family
-from trace_envs.families.error_recovery import error_shape, recoveries
+from trace_envs.mining.detector import get_detector
+from trace_envs.families.error_recovery.detector import error_shape, recoveries
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.trajectories.loaders import load_runs
@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
 NAME = "helpdesk_enable_autopay_then_retry"
 SEEDS = range(20)
-FAMILY = get_family("error_recovery")
+FAMILY = get_detector("error_recovery")
 
 
 def _ours(candidates):

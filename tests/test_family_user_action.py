@@ -19,7 +19,7 @@ from trace_envs.datasets.planted import (
     generate_planted,
     match_deficit,
 )
-from trace_envs.families import get_family
+from trace_envs.mining.detector import get_detector
 from trace_envs.generate.policies import run_actions, run_policy
 from trace_envs.generate.publish import generate_one
 from trace_envs.mining.propose_offline import propose_offline
@@ -189,7 +189,7 @@ def test_offline_proposal_and_labels_on_the_tau2_runs(telecom, tmp_path):
     cand = cands[0]
     assert cand.spec.params["settings"] == {AIRPLANE: {"field": "airplane_mode", "bad": "on", "good": "off"},
                                             RESEAT: {"field": "sim_card", "bad": "not_seated", "good": "seated"}}
-    fam = get_family(FAMILY)
+    fam = get_detector(FAMILY)
     labels = [fam.label(RunView(r, profile.kinds), cand.check, cand.args) for r in telecom]
     assert labels == ["PRESENT", "PRESENT", "LACKING", "LACKING", "NA", "NA", "PRESENT", "PRESENT"]
     published = generate_one(cand.spec, tmp_path, seeds=10)  # the mined capability makes a sound env too
@@ -308,7 +308,7 @@ def test_planted_runs_label_as_planted(env_cls):
     profile = build_profile(generate_planted(600, seed=5))
     cand = next(c for c in propose_offline(profile, runs) if c.spec.family == FAMILY)
     assert match_deficit(FAMILY, cand.target_tools()) == "vague_user_instruction"
-    fam = get_family(FAMILY)
+    fam = get_detector(FAMILY)
     for run in runs:
         label = fam.label(RunView(run, profile.kinds), cand.check, cand.args)
         shown = "vague_user_instruction" in run.meta["planted"]["deficits"]
@@ -346,7 +346,7 @@ def test_the_planted_agent_plays_the_env_as_its_deficit_says(env_cls):
     ('{"airplane_mode": "on", "signal": "no_service"}', False),
 ])
 def test_an_instruction_names_the_verb_and_the_object(text, named):
-    from trace_envs.families.user_action import user_action_words
+    from trace_envs.families.user_action.task import user_action_words
     from trace_envs.runtime.user import names_action
 
     verbs, objects = user_action_words(AIRPLANE)
@@ -437,7 +437,7 @@ def test_real_telecom_proposals_and_labels(real_telecom):
     assert cand.spec.params["device"] is True
     assert cand.spec.params["healthy"] == {"mobile_data": "on", "sim_card": "active"}
     assert len(cand.spec.tool(NETWORK).result_examples) == 11  # the distinct real texts showing both fields
-    fam = get_family(FAMILY)
+    fam = get_detector(FAMILY)
     labels = Counter((fam.label(RunView(r, profile.kinds), cand.check, cand.args), r.success) for r in runs)
     assert labels == {("LACKING", False): 13, ("PRESENT", False): 4, ("NA", False): 5,
                       ("PRESENT", True): 6, ("NA", True): 12}

@@ -13,7 +13,7 @@ change, `fresh` after the first round of changes, to see how the rules fare on t
 
 Every row runs through the library's own code, as the miner runs it: a confirmation through the
 confirmation_before_write family's `label` on a run made of the turn, a user "yes" and the write; a refusal through
-`checks.refusing.refuses_with_reason` (what `families.labeling.refusal` calls); a value through the `Communicated`
+`checks.refusing.refuses_with_reason` (what `mining.labeling.refusal` calls); a value through the `Communicated`
 clause on the real run cut after the turn (its tool results and user messages kept, the agent's earlier messages
 dropped so that only this turn can tell the value). `pytest -s` prints the table.
 """
@@ -31,7 +31,7 @@ from trace_envs.checks.clauses import Communicated
 from trace_envs.checks.refusing import refuses_with_reason
 from trace_envs.checks.run_view import RunView
 from trace_envs.checks.trace import ActionTrace
-from trace_envs.families import get_family
+from trace_envs.mining.detector import get_detector
 from trace_envs.trajectories.loaders import load_runs
 from trace_envs.trajectories.models import Run, ToolCall
 
@@ -64,7 +64,7 @@ def real_run(row: dict) -> Run:
 def confirmation_label(row: dict) -> bool:
     """The confirmation_before_write labeler on a run that is the turn, a user yes, then the write that followed."""
     tool, args = row["context"]["write"], row["context"]["arguments"]
-    family = get_family("confirmation_before_write")
+    family = get_detector("confirmation_before_write")
     check, label_args = family.portable_check({"write": tool})
     run = Run(
         run_id="labeled/0", source="labeled", task_id="labeled", reward=0.0, success=False,
@@ -238,7 +238,7 @@ def test_pasting_listing_or_dumping_still_tells_nothing():
 def test_the_miner_labels_a_refusal_from_words_without_ground_truth():
     """`labeling.refusal` without ground truth: PRESENT for a real run whose agent declined the cancellation and said
     why (tau-bench task 18, trial 2), NA for one that neither cancelled nor said why not (task 12, trial 1)."""
-    from trace_envs.families import labeling
+    from trace_envs.mining import labeling
 
     runs = runs_of("tau-bench/gpt-4o-airline.json")
     kinds = {"cancel_reservation": "write", "get_reservation_details": "read", "get_user_details": "read"}

@@ -10,6 +10,8 @@ modules import each other without a cycle.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,17 +132,52 @@ def test_the_gym_make_path_and_the_runtime_know_no_generator_miner_or_trainer() 
     assert violations(("trace_envs.registry", "trace_envs.runtime", "trace_envs.envs_loader"), forbidden) == []
 
 
+def _is_detector(module: str) -> bool:
+    return module.startswith("trace_envs.families.") and module.rpartition(".")[2] == "detector"
+
+
+TASKS = sorted(m for m in GRAPH if _under(m, "trace_envs.families") and not _is_detector(m))
+
+
+def test_every_family_has_its_task_and_its_detector_side_by_side() -> None:
+    packages = sorted({m.rsplit(".", 1)[0] for m in GRAPH if _is_detector(m)})
+    assert len(packages) >= 13
+    assert all(f"{p}.task" in GRAPH and p in GRAPH for p in packages)
+
+
+def test_runtime_checks_and_tasks_import_no_mining_and_no_detector() -> None:
+    """A family's task (params, scenario, env, check), the runtime and the checks know nothing of how the miner finds
+    the family: the labelers, proposal rules and parameter inference live in detectors and `trace_envs.mining`."""
+    sources = [m for m in GRAPH if _under(m, "trace_envs.runtime") or _under(m, "trace_envs.checks") or m in TASKS]
+    assert len(sources) > 40
+    assert sorted(f"{src} -> {dst}" for src in sources for dst in GRAPH[src]
+                  if _under(dst, "trace_envs.mining") or _is_detector(dst)) == []
+
+
 def test_the_gym_make_path_stays_clean_through_what_it_imports() -> None:
-    """Transitively too: nothing `import trace_envs` pulls in (registry, loader, runtime and what they import)
-    reaches the generator, the miner or the trainer."""
-    seen, todo = set(), ["trace_envs", "trace_envs.registry", "trace_envs.runtime"]
+    """Transitively too: nothing `import trace_envs` pulls in (registry, loader, runtime, the families' tasks and what
+    they import) reaches the generator, the miner, a detector or the trainer."""
+    seen, todo = set(), ["trace_envs", "trace_envs.registry", "trace_envs.runtime", *TASKS]
     while todo:
         mod = todo.pop()
         if mod not in seen:
             seen.add(mod)
             todo += GRAPH.get(mod, ())
-    bad = sorted(m for m in seen if any(_under(m, f) for f in ("trace_envs.generate", "trace_envs.mining", "adapters_train")))
+    bad = sorted(m for m in seen if any(_under(m, f) for f in ("trace_envs.generate", "trace_envs.mining", "adapters_train"))
+                 or _is_detector(m))
     assert bad == []
+
+
+def test_gym_make_of_every_committed_env_loads_no_mining_code() -> None:
+    """The same, as the interpreter sees it: making every bundled env loads no module of the miner, no detector and
+    no generator (a fresh interpreter, so the test session's imports do not count)."""
+    code = ("import sys, gymnasium as gym, trace_envs; from trace_envs.registry import registered_ids; "
+            "[gym.make(e) for e in registered_ids()]; "
+            "print(sorted(m for m in sys.modules if m.startswith(('trace_envs.mining', 'trace_envs.generate', "
+            "'adapters_train')) or (m.startswith('trace_envs.families.') and m.endswith('.detector'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
 
 
 def test_checks_import_no_runtime_env_or_generator() -> None:

@@ -23,10 +23,10 @@ COMMITTED = sorted(p.parent.name for p in GENERATED.glob("*/env.py"))
 
 
 def test_committed_envs_cover_every_registered_family():
-    from trace_envs.families import all_families
+    from trace_envs.families import all_tasks
 
     families = {json.loads((GENERATED / n / "spec.json").read_text())["family"] for n in COMMITTED}
-    assert families == set(all_families())
+    assert families == set(all_tasks())
 
 
 @pytest.mark.parametrize("name", COMMITTED)

@@ -15,7 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
-from trace_envs.families import env_check, get_family
+from trace_envs.families import env_check
+from trace_envs.mining.detector import get_detector
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec, ScenarioKnobs
 from trace_envs.spec.rules import load_rules
@@ -53,7 +54,7 @@ def build(data: Path) -> CapabilitySpec:
     roles = {"read": read.name, "write": cancel.name, "alt": ret.name, "key": "order_id"}
     kinds = {n: t.kind for n, t in profile.tools.items()}
     rules = load_rules(HERE.parent / "rules" / "retail.yaml")
-    params, said = get_family("conditional_request").infer_params(roles, ResultIndex(runs, kinds), rules=rules)
+    params, said = get_detector("conditional_request").infer_params(roles, ResultIndex(runs, kinds), rules=rules)
     if not params:
         raise SystemExit("error: the retail runs show no status that splits cancel_pending_order from returns")
     rules = rules.model_copy(update={"writes": [r for r in rules.writes if r.tool in (cancel.name, ret.name)]})

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from trace_envs.families.precondition_before_write import PreconditionEnv
+from trace_envs.families.gated_write import GatedWriteEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
@@ -85,7 +85,7 @@ CHECK = {
 SPEC = spec_beside(__file__, policy=POLICY, knobs=KNOBS, check=CHECK)
 
 
-class AirlineCheckCabinBeforeCancelEnv(PreconditionEnv):
+class AirlineCheckCabinBeforeCancelEnv(GatedWriteEnv):
     SPEC = SPEC
 
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from trace_envs.families.policy_refusal import RefusalEnv
+from trace_envs.families.gated_write import GatedWriteEnv
 from trace_envs.spec.io import spec_beside
 
 POLICY = (
@@ -82,7 +82,7 @@ CHECK = {
 SPEC = spec_beside(__file__, policy=POLICY, knobs=KNOBS, check=CHECK)
 
 
-class AirlineRefuseBasicEconomyFlightChangeEnv(RefusalEnv):
+class AirlineRefuseBasicEconomyFlightChangeEnv(GatedWriteEnv):
     SPEC = SPEC
 
 

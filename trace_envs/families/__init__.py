@@ -1,8 +1,10 @@
-"""Capability families, one module each; importing this package registers the built-in ones.
+"""Capability families, one package each; importing this package registers the built-in families' tasks.
 
-A built-in family is any module of this package other than the infrastructure (`base`, `registry`, `labeling`,
-`kit`): it calls `register_family` when imported. A user's family does the same from its own module (see
-`examples/custom_family.py`).
+A family's package (`trace_envs/families/<family>/`) holds its task (`task.py`: params, env class, check; what
+`gym.make` needs) and its detectors (`detector.py`: labeler, proposal rule, parameter inference; what the miner
+needs), side by side. Importing the package imports its task only; the miner loads the detectors
+(`trace_envs.mining.detector.all_detectors`). A user's family registers the same way from its own modules (see
+`examples/custom_family/`).
 """
 
 from __future__ import annotations
@@ -12,33 +14,28 @@ import pkgutil
 from typing import Any
 
 from trace_envs.checks.clauses import Check
-from trace_envs.families.base import Family, Proposal, ProposalContext
-from trace_envs.families.registry import FamilyError, all_families, get_family, register_family, unregister_family
+from trace_envs.families.task import FamilyError, NoParams, Task, all_tasks, get_task, register_task, unregister_task
 
-_INFRASTRUCTURE = {"base", "registry", "labeling", "kit"}
-
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _module not in _INFRASTRUCTURE and not _module.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module}")
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
+    importlib.import_module(f"{__name__}.{_module}")
 
 
 def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None = None, requests: int = 2) -> Check:
-    """The check a generated env of `family` scores episodes with (see the family's module for its bindings)."""
-    fam = get_family(family)
-    missing = [r for r in fam.roles if r not in roles]
+    """The check a generated env of `family` scores episodes with (see the family's task module for its bindings)."""
+    task = get_task(family)
+    missing = [r for r in task.roles if r not in roles]
     if missing:
-        raise ValueError(f"family {family} needs roles {list(fam.roles)}; missing {missing}")
-    return fam.check(roles, params or {}, requests=requests)
+        raise ValueError(f"family {family} needs roles {list(task.roles)}; missing {missing}")
+    return task.check(roles, params or {}, requests=requests)
 
 
 __all__ = [
-    "Family",
     "FamilyError",
-    "Proposal",
-    "ProposalContext",
-    "all_families",
+    "NoParams",
+    "Task",
+    "all_tasks",
     "env_check",
-    "get_family",
-    "register_family",
-    "unregister_family",
+    "get_task",
+    "register_task",
+    "unregister_task",
 ]

@@ -12,16 +12,14 @@ import numpy as np
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
 from trace_envs.runtime.phrases import key_noun, path_words, user_phrase
 from trace_envs.runtime.records import get_path
-from trace_envs.runtime.scenario import Scenario, UserRequest
+from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import (
     Gate,
     RecordSource,
     call,
     canonical_json,
     fill_arguments,
-    gated_record,
     listing,
-    new_state,
     words,
 )
 from trace_envs.spec.model import CapabilitySpec
@@ -132,61 +130,6 @@ def gate_of(params: dict[str, Any]) -> Gate | None:
     if not params.get("field") or not params.get("blocked"):
         return None
     return Gate(field=str(params["field"]), allowed=tuple(params.get("allowed") or ()), blocked=tuple(params["blocked"]))
-
-
-def gated_write_scenario(spec: CapabilitySpec, rng: np.random.Generator, gate: Gate, allowed: bool) -> Scenario:
-    """The user asks for the write on one record; the policy allows it on some records and not on others, and the
-    gate's field alone decides (see `gated_record`). Classes: `allowed` (read, then write) and `blocked` (read, then
-    refuse saying why). Bindings: target, allowed, reason (the field's value), reason_words (it in words)."""
-    kit = Kit(spec, rng)
-    write, key = kit.write, kit.key
-    assert write is not None
-    want, flip = ("allowed", "blocked") if allowed else ("blocked", "allowed")
-    record, value = gated_record(kit.source, write, gate, want, flip, kit.facts)
-    target = record[key]
-    others = kit.source.records(spec.knobs.distractors)
-    records = {target: record, **{r[key]: r for r in others}}
-    kit.knows(target)
-    args, stated = kit.write_args(write, record)
-    opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
-    if stated:
-        opening += f" Use these details: {canonical_json(stated)}."
-    opening += kit.from_record(write, args, stated)
-    asks = kit.fact_questions(write)
-    read = kit.read_call(target)
-    wrong_target = others[0][key] if others else kit.source.fresh_id()
-    wrong_args = dict(args, **{key: wrong_target})
-    steps = kit.write_steps(write, target, args)
-    if allowed:
-        done = kit.done(write, [target])
-        oracle = [read, *asks, *steps, done]
-        mutants = {
-            "drop_required_call": [*asks, *steps, done],
-            "swap_calls": [*asks, *steps, read, done],
-            "wrong_argument": [read, *asks, *kit.write_steps(write, wrong_target, wrong_args), done],
-            "forbidden_extra_call": [read, *asks, *steps, call(write, **wrong_args), done],
-            "text_only": [done],
-        }
-    else:
-        refuse = kit.refusal(write, target, gate, value)
-        oracle = [read, *asks, refuse]
-        mutants = {
-            "drop_required_call": [*asks, refuse],
-            "swap_calls": [*asks, refuse, read],
-            "wrong_argument": [kit.read_call(wrong_target), *asks, refuse],
-            "forbidden_extra_call": [read, *asks, *steps, refuse],
-            "text_only": [refuse],
-        }
-    return Scenario(
-        state=new_state(records),
-        bindings={"target": target, "allowed": allowed, "reason": value, "reason_words": str(value).replace("_", " ")},
-        opening=opening,
-        facts=kit.facts,
-        requests=[kit.request(write, target)],
-        oracle=oracle,
-        mutants=mutants,
-        klass="allowed" if allowed else "blocked",
-    )
 
 
 def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: float, explain_weight: float) -> Check:

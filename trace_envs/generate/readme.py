@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.families import get_family
+from trace_envs.families import get_task
 from trace_envs.generate.policies import run_actions
 from trace_envs.generate.render import environment
 from trace_envs.runtime.base import ACTION_FORMAT, TraceEnv
@@ -56,6 +56,6 @@ def env_readme(env_cls: type[TraceEnv]) -> str:
         for c in spec.check.clauses
     ]
     return environment().get_template("env_readme.md.j2").render(
-        spec=spec, summary=get_family(spec.family).summary, classes=classes, tools=tools, clauses=clauses,
+        spec=spec, summary=get_task(spec.family).summary, classes=classes, tools=tools, clauses=clauses,
         action_format=ACTION_FORMAT, max_turns=env.max_turns, reward=f"{reward:.2f}", episode=episode,
     )

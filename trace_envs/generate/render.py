@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from trace_envs.checks.clauses import Check
-from trace_envs.families import get_family
+from trace_envs.families import get_task
 from trace_envs.generate.literal import pyliteral
 from trace_envs.paths import templates_dir
 from trace_envs.spec.model import CapabilitySpec
@@ -120,7 +120,7 @@ def readable_check(check: Check) -> dict[str, Any]:
 
 def render_module(spec: CapabilitySpec) -> str:
     """The env module's source for `spec` (which must carry its hash)."""
-    family = get_family(spec.family)
+    family = get_task(spec.family)
     try:
         template = environment().get_template(family.template)
     except jinja2.TemplateNotFound as exc:
@@ -129,7 +129,7 @@ def render_module(spec: CapabilitySpec) -> str:
     return template.render(
         spec=spec,
         docstring=docstring,
-        env_module=family.env_class.__module__,
+        env_module=family.env_module,
         env_class=family.env_class.__name__,
         class_name=class_name(spec.name),
         knobs=spec.knobs.model_dump(mode="json", exclude_defaults=True),

@@ -3,7 +3,7 @@
 `DiagnosisCollector` sees every run as it is labelled (its attribution is computed once, on the `RunView` the labelers
 share) and keeps a bounded summary: per departure kind, the failed runs that show it and the tools it falls on, and
 the attributions of the first `keep` failed runs for the report. `coverage` ties each kind to the kept capabilities
-whose family teaches it (`Family.teaches`) and that label LACKING some failed run showing it. `restates_outcome`
+whose detector teaches it (`Detector.teaches`) and that label LACKING some failed run showing it. `restates_outcome`
 flags a candidate whose labels are the source's own success criterion.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from trace_envs.checks.attribution import KIND_TEXT, KINDS, Attribution
 from trace_envs.checks.run_view import RunView
-from trace_envs.families import get_family
+from trace_envs.mining.detector import get_detector
 from trace_envs.mining.label import LACKING, PRESENT
 
 MIN_SHARE = 0.15
@@ -106,7 +106,7 @@ def cover(diagnosis: Diagnosis, kept: list[Any], labels: np.ndarray, run_ids: li
         rows = [row_of[r] for r in ids if r in row_of]
         names = []
         for cand, col in zip(kept, kept_cols):
-            if kind in get_family(cand.spec.family).teaches and rows and (labels[rows, col] == LACKING).any():
+            if kind in get_detector(cand.detector).teaches and rows and (labels[rows, col] == LACKING).any():
                 names.append(cand.name)
         out[kind] = names
     diagnosis.coverage = out

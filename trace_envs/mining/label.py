@@ -1,8 +1,8 @@
 """Label every (run, candidate) pair PRESENT / LACKING / NA.
 
-A `Candidate` is a proposed `CapabilitySpec` plus how to label a real run with it: by its family's labeler (`family`,
-with `args` telling the labeler what the candidate is about; see `trace_envs.families`) or by the LLM labeler (`llm`,
-see `trace_envs.mining.llm`).
+A `Candidate` is a proposed `CapabilitySpec` plus how to label a real run with it: by its detector's labeler (`family`,
+with `args` telling the labeler what the candidate is about; see `trace_envs.mining.detector`) or by the LLM labeler
+(`llm`, see `trace_envs.mining.llm`).
 
 Labels are coded as int8 for the selection matrix: PRESENT = 1, LACKING = -1, NA = 0. Nothing here executes text.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from trace_envs.checks.clauses import Check
 from trace_envs.checks.run_view import RunView
-from trace_envs.families import get_family
+from trace_envs.mining.detector import detector_for, get_detector
 from trace_envs.spec.model import CapabilitySpec
 from trace_envs.trajectories.models import Run
 
@@ -33,6 +33,11 @@ class Candidate:
     labeler: Literal["family", "llm"] = "family"
     args: dict[str, Any] = field(default_factory=dict)
     origin: str = "offline"
+    detector: str = ""  # the detector that proposed it (default: the family's own)
+
+    def __post_init__(self) -> None:
+        if not self.detector:
+            self.detector = detector_for(self.spec.family).name
 
     @property
     def name(self) -> str:
@@ -46,7 +51,7 @@ class Candidate:
         """The tools the capability is about (its family says which); an all-writes completion names every write."""
         if "tool" in self.args and self.args["tool"] is None:
             return sorted(t.name for t in self.spec.tools if t.kind == "write") or self.role_tools()
-        return spec_target_tools(self.spec) or self.role_tools()
+        return get_detector(self.detector).target_tools(self.spec.roles) or self.role_tools()
 
     def role_tools(self) -> list[str]:
         """The tools the candidate is about (its roles, without argument names), for mapping and dedup."""
@@ -59,7 +64,7 @@ def label_view(cand: Candidate, view: RunView) -> str:
     """PRESENT / LACKING / NA of one prepared run for one candidate (family labelers only)."""
     if cand.labeler != "family":
         raise ValueError(f"candidate {cand.name!r} has labeler {cand.labeler!r}, which is not programmatic")
-    return get_family(cand.spec.family).label(view, cand.check, cand.args)
+    return get_detector(cand.detector).label(view, cand.check, cand.args)
 
 
 def label_run(cand: Candidate, run: Run, tool_kinds: dict[str, str]) -> str:
@@ -132,6 +137,6 @@ def label_runs(
 
 
 def spec_target_tools(spec: CapabilitySpec) -> list[str]:
-    """The tools a capability is about, as its family says (e.g. the read and the write of a precondition). Used to
-    map a capability to a known deficit."""
-    return get_family(spec.family).target_tools(spec.roles)
+    """The tools a capability is about, as its family's detector says (e.g. the read and the write of a precondition).
+    Used to map a capability to a known deficit."""
+    return detector_for(spec.family).target_tools(spec.roles)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trace_envs.mining.label import Candidate
 from trace_envs.mining.llm_cache import ReplyCache, cache_key
-from trace_envs.families import all_families, get_family
+from trace_envs.families import all_tasks, get_task
 from trace_envs.spec.model import SLUG_PATTERN
 from trace_envs.trajectories.models import Run
 
@@ -368,7 +368,7 @@ def _tools_for_prompt(profile: Any) -> list[dict[str, Any]]:
 
 
 def _family_roles() -> dict[str, tuple[str, ...]]:
-    return {name: fam.roles for name, fam in all_families().items()}
+    return {name: task.roles for name, task in all_tasks().items()}
 
 
 @dataclass
@@ -387,7 +387,7 @@ def _validate_proposal(data: Any, profile: Any) -> tuple[list[CandidateReply], l
     for i, c in enumerate(reply.candidates):
         bad = []
         try:
-            get_family(c.family)
+            get_task(c.family)
         except ValueError as exc:
             bad.append(f"family: {exc}")
         for role, target in c.roles.items():

@@ -248,8 +248,7 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         raise ContrastError(problem)
     warnings = rest.pop("warnings")
     names = [c.name for c in candidates]
-    sel = select(matrix.labels, matrix.failed, [(c.spec.family, tuple(c.target_tools())) for c in candidates], names,
-                 o)
+    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o)
     rows = summary_rows(sel, names)
     ids = np.array(matrix.run_ids, dtype=object)
     caps: list[CapabilitySpec] = []

@@ -1,4 +1,4 @@
-"""Offline proposer: no LLM, deterministic. Every registered capability family proposes its candidates over the
+"""Offline proposer: no LLM, deterministic. Every registered detector proposes its family's candidates over the
 DomainProfile's tools and the ground truth the runs carry (expected actions and arguments).
 
 Each candidate is a `CapabilitySpec` (slug name, plain-English description, the profile's tools with their schemas,
@@ -13,8 +13,9 @@ from collections import Counter
 from typing import Any, Iterable
 
 from trace_envs.checks.attribution import attribute
-from trace_envs.families import Proposal, ProposalContext, all_families, get_family
-from trace_envs.families.base import policy_support
+from trace_envs.families import get_task
+from trace_envs.mining.detector import Proposal, ProposalContext, all_detectors, detector_for, get_detector
+from trace_envs.mining.gates import policy_support
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
@@ -72,12 +73,13 @@ class _Builder:
         self.domain = _domain_slug(getattr(profile, "domain", "custom"))
         self.rules = rules if rules is not None else domain_rules(profile)
 
-    def add(self, family: str, p: Proposal, labeler: str = "family", origin: str = "offline") -> None:
-        fam = get_family(family)
+    def add(self, detector: str, p: Proposal, labeler: str = "family", origin: str = "offline") -> None:
+        found = get_detector(detector)
+        family = found.task
         params = dict(p.params or {})
         description = p.description
         if p.params is None:
-            inferred, note = fam.infer_params(p.roles, self.index, self.policy, self.rules)
+            inferred, note = found.infer_params(p.roles, self.index, self.policy, self.rules)
             params = {**inferred, **params}
             description += note
         base = slug(p.name)
@@ -89,7 +91,7 @@ class _Builder:
         tools = [t for k, t in p.roles.items() if k not in ("key", "arg")]
         tools = list(dict.fromkeys(t for t in tools + list(p.extra_tools) if t))[:30]
         try:
-            check = fam.check(p.roles, params)
+            check = get_task(family).check(p.roles, params)
         except Exception:  # roles the family cannot use: the portable check stands in
             check = p.label_check
         specs = [tool_spec(self.profile, t) for t in tools]
@@ -113,7 +115,8 @@ class _Builder:
             why = str(exc).split("Value error, ", 1)[-1].split(" [type=", 1)[0].strip()
             self.skipped.append(f"{n}: {why}")
             return
-        self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin))
+        self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin,
+                                  detector=found.name))
 
 
 def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
@@ -199,7 +202,7 @@ def _verdicts(kinds: dict[str, str], cache: dict[str, Any] | None = None):
 def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, max_candidates: int | None = None,
                     rules: PolicyRules | None = None, skipped: list[str] | None = None,
                     attributions: dict[str, Any] | None = None) -> list[Candidate]:
-    """Every registered family's proposals over the profile's tools and the runs' ground truth. Deterministic.
+    """Every registered detector's proposals over the profile's tools and the runs' ground truth. Deterministic.
     `rules`: the domain policy's conditions (a rules file), which the specs carry. Proposals that cannot make a sound
     env (no field the policy decides by, ...) are left out; `skipped`, when given, receives one line on each."""
     full = domain_rules(profile, rules)
@@ -207,8 +210,8 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
     full = learned_rules(ctx, full)
     ctx.rules = full
     b = _Builder(profile, ctx.index, full)
-    for name, family in all_families().items():
-        for proposal in family.propose(ctx):
+    for name, detector in all_detectors().items():
+        for proposal in detector.propose(ctx):
             b.add(name, proposal)
     if skipped is not None:
         skipped.extend(b.skipped)
@@ -219,11 +222,11 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
 def build_candidate(profile: Any, family: str, roles: dict[str, str], *, name: str, description: str,
                     origin: str = "llm", params: dict[str, Any] | None = None,
                     index: ResultIndex | None = None, rules: PolicyRules | None = None) -> Candidate:
-    """A candidate for `family` over `roles` (e.g. from an LLM proposal), labelled the way the family labels its own
-    candidates; roles the family's labeler cannot use fall back to the LLM labeler (`labeler="llm"`)."""
-    fam = get_family(family)
+    """A candidate for `family` over `roles` (e.g. from an LLM proposal), labelled the way the family's detector labels
+    its own candidates; roles the detector cannot use fall back to the LLM labeler (`labeler="llm"`)."""
+    detector = detector_for(family)
     b = _Builder(profile, index or ResultIndex([], {}), domain_rules(profile, rules))
-    portable = fam.portable_check(roles)
+    portable = detector.portable_check(roles)
     if portable is not None:
         label_check, label_args = portable
         labeler = "family"
@@ -237,7 +240,7 @@ def build_candidate(profile: Any, family: str, roles: dict[str, str], *, name: s
         label_args, labeler = {}, "llm"
     proposal = Proposal(name=name, description=description, roles=roles, label_check=label_check,
                         label_args=label_args, params=params)
-    b.add(family, proposal, labeler=labeler, origin=origin)
+    b.add(detector.name, proposal, labeler=labeler, origin=origin)
     if not b.out:
         raise ValueError(b.skipped[0] if b.skipped else f"candidate {name} could not be built")
     return b.out[0]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from trace_envs.families import get_family
+from trace_envs.mining.detector import get_detector
 from trace_envs.mining.label import LACKING, PRESENT
 
 
@@ -168,14 +168,14 @@ def summary_rows(sel: Selection, names: list[str]) -> list[dict[str, Any]]:
 
 def _refines(fine: str, coarse: str) -> bool:
     try:
-        return coarse in get_family(fine).refines
+        return coarse in get_detector(fine).refines
     except ValueError:
         return False
 
 
-def _generic(family: str) -> int:
-    """1 for a family whose check restates the outcome (ranked after specific ones), 0 otherwise or when unknown."""
+def _generic(detector: str) -> int:
+    """1 for a detector whose labels restate the outcome (ranked after specific ones), 0 otherwise or when unknown."""
     try:
-        return int(get_family(family).generic)
+        return int(get_detector(detector).generic)
     except ValueError:
         return 0

@@ -36,12 +36,12 @@ class SpecError(ValueError):
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one CapabilitySpec, as pydantic derives it."""
-    from trace_envs.families import all_families
+    from trace_envs.families import all_tasks
 
     schema = CapabilitySpec.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://trace-envs.dev/schemas/capability_spec.schema.json"
-    families = all_families()
+    families = all_tasks()
     schema["properties"]["family"]["enum"] = list(families)
     # Per family: the roles it must bind and the schema of its params.
     schema["allOf"] = [
@@ -67,9 +67,9 @@ def _inline(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _validator() -> jsonschema.Draft202012Validator:
     """A validator for the schema as the registry stands now (a user's own family is valid once registered)."""
-    from trace_envs.families import all_families
+    from trace_envs.families import all_tasks
 
-    return _validator_for(tuple(all_families()))
+    return _validator_for(tuple(all_tasks()))
 
 
 @lru_cache(maxsize=4)

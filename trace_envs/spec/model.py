@@ -153,9 +153,9 @@ class CapabilitySpec(BaseModel):
 
     @model_validator(mode="after")
     def _family_requirements(self) -> "CapabilitySpec":
-        from trace_envs.families import get_family  # the registry imports the runtime, which imports this module
+        from trace_envs.families import get_task  # the registry imports the runtime, which imports this module
 
-        problems = get_family(self.family).problems(self)
+        problems = get_task(self.family).problems(self)
         if problems:
             raise ValueError(f"family {self.family} needs: " + "; ".join(problems))
         return self

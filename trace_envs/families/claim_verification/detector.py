@@ -1,0 +1,220 @@
+"""Detector of claim_verification: how the miner finds it in real runs (see task.py for the env)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from trace_envs.checks.attribution import FREE_TEXT_ARGS
+from trace_envs.checks.clauses import CallRef, Check, Order
+from trace_envs.checks.text import sentences, text_mentions
+from trace_envs.checks.trace import parse_result
+from trace_envs.families.claim_verification.task import words_of
+from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import get_path
+
+MIN_CLAIM_RUNS = 2  # one user's claim is an anecdote, not a recurring reason for a write
+MAX_VALUES = 8
+OWNER_FIELDS = frozenset({"user_id", "customer_id", "account_id", "owner_id"})
+# A value no sentence can be said to claim: yes/no flags are in half the sentences a person writes.
+UNCLAIMABLE = frozenset({"yes", "no", "true", "false", "none", "null", "n/a"})
+# An assertion about the user's own situation, as real users word one (tau-bench airline: "I'm a Gold member",
+# "As a Gold member, I've ...", "my flight ... has been delayed", "my flight earlier this month was canceled"); the
+# claimed value follows within a few words.
+ASSERTS = r"(?:i'?m|i am|i was|i'?ve|i have|i|as an?|was|is|are|were|been|got|already|it'?s)"
+# Words that make the value what the user asks for, not what they say is so ("I'd like business", "change to economy").
+REQUESTS = frozenset({"want", "wants", "like", "need", "change", "changing", "upgrade", "upgrading", "switch", "book",
+                      "prefer", "to", "into", "would", "could", "please", "if", "not", "never", "become", "make"})
+_WORD = re.compile(r"[\w'-]+")
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in case|when)\b")
+
+
+def _whose(key: str) -> str:
+    """'their' for the user's own record (a user id's), else 'their invoice's'."""
+    noun = key_noun(key)
+    return "their" if key in OWNER_FIELDS or noun in ("user", "customer") else f"their {noun}'s"
+
+
+def _read_before_write(read: str, write: str, key: str) -> Check:
+    return Check(applies_if=[CallRef(tool=write)],
+                 clauses=[Order(id="read_before_write", first=CallRef(tool=read), then=CallRef(tool=write), join=[key])])
+
+
+def claimable(value: Any) -> bool:
+    return isinstance(value, str) and len(value.strip()) >= 3 and value.strip().lower() not in UNCLAIMABLE
+
+
+def claims_in(text: str, values: list[str]) -> list[str]:
+    """The values of `values` that a sentence of `text` asserts (not a question, not a request): one of the value's
+    forms within three words after an assertion ("I'm a Gold member", "has been delayed", "already paid"), with no
+    word between them that makes it a wish ("I'd like to change to business")."""
+    out = []
+    for s in sentences(text):
+        if s.rstrip().endswith("?"):
+            continue
+        low = s.lower()
+        for m in re.finditer(rf"\b{ASSERTS}\b", low):
+            if _CONDITIONAL.search(re.split(r"[,;:]", low[:m.start()])[-1]):
+                continue  # "if my line is suspended, restore it" supposes the value, it does not claim it
+            window = _WORD.findall(low[m.end():])[:4]
+            for v in values:
+                if v in out:
+                    continue
+                for n in range(1, len(window) + 1):
+                    if text_mentions(v, " ".join(window[:n])):
+                        if not REQUESTS.intersection(window[:n - 1]):
+                            out.append(v)
+                        break
+    return out
+
+
+def user_claims(run: Any, values: list[str], before: int | None = None) -> list[str]:
+    """The values the user's turns (before message `before`) claim, first claimed first."""
+    out: list[str] = []
+    for i, m in enumerate(run.messages):
+        if before is not None and i >= before:
+            break
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            out += [v for v in claims_in(m["content"], values) if v not in out]
+    return out
+
+
+def _reads(run: Any, read: str, key: str | None, field: str) -> list[tuple[int, Any, Any]]:
+    """(message index, key value, field value) of each successful `read` whose result holds `field`."""
+    out = []
+    for c in run.agent_calls:
+        if c.name != read or c.error or not c.result:
+            continue
+        found, value = get_path(parse_result(c.result), field)
+        if found:
+            out.append((c.message_index, c.arguments.get(key) if key else None, value))
+    return out
+
+
+def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[str]) -> Label | None:
+    """PRESENT / LACKING of a run whose user claims a value of `field` (see the module docstring); None when it does
+    not apply (no claim, or neither a write nor a read of the record after the claim)."""
+    writes = [c for c in run.agent_calls if c.name == write and not c.error]
+    end = writes[0].message_index if writes else None
+    claimed = user_claims(run, values, end)
+    if not claimed:
+        return None
+    reads = _reads(run, read, key, field)
+    if writes:
+        w = writes[0]
+        target = w.arguments.get(key) if key else None
+        seen = [v for i, k, v in reads if i < w.message_index and (target is None or k == target)]
+        if not seen:
+            return "LACKING"  # written on the user's word alone
+        return "PRESENT" if str(seen[-1]) in claimed else "LACKING"
+    told = [m.get("content") or "" for m in run.messages if m.get("role") == "assistant"]
+    contradicted = [v for _, _, v in reads if str(v) not in claimed]
+    if contradicted and any(text_mentions(words_of(contradicted[-1]), t) for t in told):
+        return "PRESENT"
+    return None
+
+
+def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tuple[str, str, list[str]] | None:
+    """The enum field of `read`'s records whose values users claim in at least MIN_CLAIM_RUNS runs that read such a
+    record, at least one of them a claim the record contradicts and one followed by `write`; with the value claimed
+    most often and every value seen (most seen first). None when no field qualifies."""
+    best = None
+    for path, counts in sorted(ctx.index.enum_fields(read).items()):
+        if path == key or path.split(".")[-1] in OWNER_FIELDS:
+            continue
+        values = [str(v) for v, _ in counts.most_common(MAX_VALUES) if claimable(v)]
+        if len(values) < 2:
+            continue
+        claims: Counter = Counter()
+        runs = contradicted = written = 0
+        for run in ctx.runs:
+            reads = _reads(run, read, key, path)
+            made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
+            said = user_claims(run, values, made[0] if made else None) if reads else []
+            if not said:
+                continue
+            runs += 1
+            claims.update(said)
+            contradicted += any(str(v) not in said for _, _, v in reads)
+            written += bool(made)  # the claim came before the write: it is the write's reason
+        if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or runs > best[0]):
+            best = (runs, path, claims.most_common(1)[0][0], values)
+    return best[1:] if best else None
+
+
+class ClaimVerificationDetector(Detector):
+    task = "claim_verification"
+    teaches = ("unwarranted_write", "user_claim")
+    # a write the record forbids, made on the user's word (a refusal), or made without reading the record first
+    refines = ("policy_refusal", "precondition_before_write")
+
+    def label(self, view, check: Check, args: dict[str, Any]) -> Label:
+        read, write, key = args.get("read"), args.get("write"), args.get("key")
+        values = [str(v) for v in args.get("values") or []]
+        field = args.get("field")
+        if not (read and write and field and values):
+            return "NA"
+        verdict = claim_verdict(view.run, read, write, key, field, values)
+        if verdict is None:
+            return "NA"
+        a = view.attribution
+        if a is None:
+            return verdict
+        if a.of("missing_write", write):
+            return "NA"  # the expected write was never made: a refusal or a stop, not a trusted claim
+        if verdict == "LACKING" and not (a.of("unwarranted_write", write) or a.of("user_claim", write)):
+            return "NA"  # the expected actions make this write: the contradicted claim did not decide it
+        return verdict
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        return None  # the field a claim is about is known only from the runs' user turns (see `propose`)
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        out = []
+        for (r, w, k), _ in sorted(ctx.pairs.items(), key=lambda x: (-x[1], x[0])):
+            if w not in ctx.writes or r not in ctx.reads or k in FREE_TEXT_ARGS:
+                continue
+            found = claimed_fields(ctx, r, w, k)
+            if not found:
+                continue
+            field, claimed, values = found
+            refuted = [v for v in values if v != claimed]
+            label = path_words(field)
+            out.append(Proposal(
+                name=f"verify_{label.replace(' ', '_')}_claim_before_{w}",
+                description=f"When the user says {_whose(k)} {label} is {words_of(claimed)} to justify {w}, look "
+                f"the record up with {r} first; call {w} only when the record agrees, and otherwise tell the user "
+                "what the record shows and change nothing.",
+                roles={"read": r, "write": w, "key": k},
+                label_check=_read_before_write(r, w, k),
+                label_args={"read": r, "write": w, "key": k, "field": field, "values": values},
+                params={"field": field, "claimed": claimed, "refuted": refuted, "label": label},
+            ))
+        return out
+
+    def infer_params(self, roles: dict[str, str], index, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        """Without the runs' user turns (an LLM's proposal): the record's enum field the policy names, the value it
+        names first as the claim."""
+        key = roles.get("key", "")
+        lowered = policy.lower().replace("_", " ")
+        for path, counts in sorted(index.enum_fields(roles.get("read", "")).items()):
+            values = [str(v) for v, _ in counts.most_common() if claimable(v)]
+            if path == key or path.split(".")[-1] in OWNER_FIELDS or len(values) < 2:
+                continue
+            found = [(m.start(), v) for v in values
+                     if (m := re.search(rf"\b{re.escape(words_of(v).lower())}\b", lowered))]
+            if found:
+                claimed = min(found)[1]
+                params = {"field": path, "claimed": claimed, "refuted": [v for v in values if v != claimed],
+                          "label": path_words(path)}
+                return params, f" The user claims the {path_words(path)} is {words_of(claimed)}."
+        return {}, ""
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        return [roles[k] for k in ("read", "write") if roles.get(k)]
+
+
+register_detector(ClaimVerificationDetector())

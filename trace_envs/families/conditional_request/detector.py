@@ -1,0 +1,212 @@
+"""Detector of conditional_request: how the miner finds it in real runs (see task.py for the env)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from trace_envs.checks.attribution import FREE_TEXT_ARGS
+from trace_envs.checks.clauses import CallRef, Check, Order
+from trace_envs.checks.text import sentences
+from trace_envs.checks.trace import parse_result
+from trace_envs.checks.words import verb_synonyms, words_regex
+from trace_envs.families.conditional_request.task import value_words
+from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
+from trace_envs.mining.gates import rules_gate
+from trace_envs.runtime.phrases import path_words
+from trace_envs.trajectories.results import ResultIndex, flatten
+
+MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a split counts as the runs' own
+MAX_PER_READ = 3
+MIN_CONDITIONAL_RUNS = 2  # one user's conditional is no recurring request
+# A conditional as users write one: an "if" clause, then the other branch ("If not, ...", "otherwise", "or else").
+# the clause that states the condition, as users word one: "if", "in case", "unless", "provided", "assuming", "should
+# it be ..."
+_IF = re.compile(r"\b(?:if|in case|unless|provided|assuming)\b|(?:^|[.!?]\s+)should (?:it|my|the|they|that)\b", re.I)
+_ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
+                          r"|[,;]\s*(?:otherwise|or else|else)\b", re.I)
+# "if" in phrases that put no condition on a record ("if that's possible", "let me know if", "what if").
+_NO_CONDITION = re.compile(r"\bif (?:that['’]?s|that is|it['’]?s|it is) (?:possible|okay|ok|alright|all right)\b|\bif possible\b"
+                           r"|\bif (?:that|it) helps\b|\b(?:know|what|not sure|wonder(?:ing)?|even|as|see|check) if\b",
+                           re.I)
+
+
+def branch_split(index: ResultIndex, read: str, write: str, alt: str, key: str, rules: Any = None
+                 ) -> tuple[str, list[str], list[str], int] | None:
+    """The enum field of `read`'s records whose values before `write` and before `alt` (in passed runs) never
+    overlap: (field, values before `write`, values before `alt`, support), the best supported field; None when no
+    field splits the two writes with at least MIN_SUPPORT writes on each side. A value the domain's `rules` forbid
+    the write on is dropped: seen before it, it was a failed attempt (a cancel of a processed order)."""
+    best = None
+    for path in sorted(index.enum_fields(read)):
+        a = index.before_write.get((read, write, key), {}).get(path, Counter())
+        b = index.before_write.get((read, alt, key), {}).get(path, Counter())
+        if sum(a.values()) < MIN_SUPPORT or sum(b.values()) < MIN_SUPPORT or set(a) & set(b):
+            continue
+        values, others = _allowed(rules, write, index, read, path, a), _allowed(rules, alt, index, read, path, b)
+        support = min(sum(a.values()), sum(b.values()))
+        if values and others and (best is None or support > best[3]):
+            best = (path, values, others, support)
+    return best
+
+
+def _asked(runs: list[Any], write: str, alt: str, values: list[str]) -> bool:
+    """Whether users of at least MIN_CONDITIONAL_RUNS runs state a conditional over the two writes, and runs that
+    state one make each of them (a write no conditional run makes is no branch of one)."""
+    n, made = 0, set()
+    for run in runs:
+        if states_condition(run, [write, alt], values):
+            n += 1
+            made |= {c.name for c in run.agent_calls} & {write, alt}
+    return n >= MIN_CONDITIONAL_RUNS and made == {write, alt}
+
+
+def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, seen: Counter) -> list[str]:
+    gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
+    values = sorted(map(str, seen))
+    return [v for v in values if v in gate["allowed"]] if gate and gate["field"] == field else values
+
+
+def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> bool:
+    """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
+    of one of `writes` either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
+    after an "if" clause in it or the sentence before ("can you check if it's shipped yet?" counts as that clause),
+    or is an "if" sentence naming one of the branch `values` ("If my line is suspended, restore it")."""
+    actions = words_regex(tuple(v for w in writes for v in verb_synonyms(w)))
+    named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
+        if values else None
+    for m in run.messages:
+        text = m.get("content") if m.get("role") == "user" else None
+        if not isinstance(text, str) or not _IF.search(text):
+            continue
+        said = sentences(text)
+        for i, s in enumerate(said):
+            if not actions.search(s):
+                continue
+            plain = _NO_CONDITION.sub(" ", s)
+            alternative = _ALTERNATIVE.search(s)
+            if alternative and (_IF.search(plain[: alternative.start()]) or (i and _IF.search(said[i - 1]))):
+                return True
+            if named is not None and _IF.search(plain) and named.search(s.replace("_", " ")):
+                return True
+    return False
+
+
+def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None, field: str | None,
+                     values: list[Any], others: list[Any]) -> Label:
+    """Without expected actions: the last value of `field` the read returned before the first of the two writes
+    selects the branch."""
+    if not field:
+        return "NA"
+    seen: Any = None
+    made: list[str] = []
+    for c in view.run.agent_calls:
+        if c.error:
+            continue
+        if c.name == read and not made:
+            parsed = parse_result(c.result) if c.result else None
+            flat = flatten(parsed) if isinstance(parsed, dict) else {}
+            seen = flat.get(field, seen)
+        elif c.name in (write, alt):
+            made.append(c.name)
+    if seen is None or not made:
+        return "NA"
+    chosen = write if str(seen) in map(str, values) else alt if str(seen) in map(str, others) else None
+    if chosen is None:
+        return "NA"
+    skipped = alt if chosen == write else write
+    if skipped in made:
+        return "LACKING"
+    return "PRESENT" if chosen in made else "NA"
+
+
+def _read_before_branch(read: str, write: str, alt: str, key: str) -> Check:
+    return Check(
+        applies_if=[CallRef(tool=write), CallRef(tool=alt)],
+        clauses=[Order(id="read_before_branch", first=CallRef(tool=read), then=CallRef(kind="write"), join=[key])],
+    )
+
+
+def _short(tool: str) -> str:
+    """`cancel_pending_order` -> `cancel_order`, `return_delivered_order_items` -> `return_items`: verb and object."""
+    words = tool.split("_")
+    return "_".join(words[:1] + words[-1:]) if len(words) > 2 else tool
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(value).lower()).strip("_")[:20] or "value"
+
+
+class ConditionalRequestDetector(Detector):
+    task = "conditional_request"
+    teaches = ("unwarranted_write",)
+
+    def label(self, view, check: Check, args: dict[str, Any]) -> Label:
+        read, write, alt, key = args.get("read"), args.get("write"), args.get("alt"), args.get("key")
+        values = [*(args.get("values") or []), *(args.get("other_values") or [])]
+        if not (read and write and alt) or not states_condition(view.run, [write, alt], values):
+            return "NA"
+        a = view.attribution
+        if a is not None:
+            expected = {g.name for g in view.run.ground_truth or [] if g.requestor == "agent"} & {write, alt}
+            if len(expected) != 1:
+                return "NA"  # the task expects neither branch (or both): no condition decided it
+            chosen = expected.pop()
+            skipped = alt if chosen == write else write
+            if a.of("unwarranted_write", skipped):
+                return "LACKING"  # the other branch, instead of the expected write or beside it (as the check zeroes)
+            made = chosen in view.called and not a.of("missing_write", chosen)
+            return "PRESENT" if made and skipped not in view.called else "NA"
+        return _label_from_read(view, read, write, alt, key, args.get("field"), args.get("values") or [],
+                                args.get("other_values") or [])
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        r, w, alt, k = roles.get("read"), roles.get("write"), roles.get("alt"), roles.get("key")
+        if not (r and w and alt and k):
+            return None
+        return _read_before_branch(r, w, alt, k), {"read": r, "write": w, "alt": alt, "key": k}
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        out = []
+        for r in ctx.reads:
+            found = []
+            for k in ctx.args(r):
+                if k in FREE_TEXT_ARGS:
+                    continue
+                after = sorted(w for w in ctx.writes if ctx.pairs[(r, w, k)])
+                for i, w in enumerate(after):
+                    for alt in after[i + 1:]:
+                        split = branch_split(ctx.index, r, w, alt, k, ctx.rules)
+                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
+                            found.append((split[3], w, alt, k, split))
+            for _, w, alt, k, (field, values, others, _) in sorted(found, key=lambda f: (-f[0], f[1:4]))[:MAX_PER_READ]:
+                params = {"field": field, "values": values, "other_values": others}
+                out.append(Proposal(
+                    name=f"{_short(w)}_if_{_slug(values[0])}_else_{_short(alt)}",
+                    description=f"When the user asks to {w.replace('_', ' ')} if the {path_words(field)} of their "
+                    f"record is {value_words(values)} and to {alt.replace('_', ' ')} otherwise, read it with {r} "
+                    "first and make only the write its value selects.",
+                    roles={"read": r, "write": w, "alt": alt, "key": k},
+                    label_check=_read_before_branch(r, w, alt, k),
+                    label_args={"read": r, "write": w, "alt": alt, "key": k, **params},
+                    params=params,
+                ))
+        return out
+
+    def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None
+                     ) -> tuple[dict[str, Any], str]:
+        split = branch_split(index, roles.get("read", ""), roles.get("write", ""), roles.get("alt", ""),
+                             roles.get("key", ""), rules)
+        if split is None:
+            return {}, ""
+        field, values, others, _ = split
+        return ({"field": field, "values": values, "other_values": others},
+                f" The {path_words(field)} being {value_words(values)} selects {roles['write']}; "
+                f"{value_words(others)} selects {roles['alt']}.")
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        return [roles[k] for k in ("read", "write", "alt") if roles.get(k)]
+
+
+register_detector(ConditionalRequestDetector())

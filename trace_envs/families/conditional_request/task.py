@@ -1,0 +1,189 @@
+"""Conditional request: the user's request depends on a fact of their record; read it, then do the branch it selects.
+
+The user states a condition on one field of one of their records (`params.field`) and one write for each branch: "If
+the status of my order #W1 is pending, I'd like to cancel pending order #W1; otherwise, I'd like to return the
+delivered items of order #W1." A value of `params.values` selects the `write` role, one of `params.other_values` the
+`alt` role. The user does not know which holds (the opening never says), so the agent must look the record up and
+make the write the value selects. The two branches are balanced classes (`first` and `other`), so "always the first
+branch" succeeds on about half the seeds; the other branch's write, both writes, or any other write zero the score;
+the selected write without reading first earns a part. Bindings: `target`, `first` (the value selects `write`),
+`value`, `value_words`.
+
+Example episode (`trace/retail_cancel_if_pending_else_return`, seed 1, a delivered order):
+
+    user:  Hi! My user id is isabella_lopez_4650. If the status of my order #W5831402 is pending, I'd like to cancel
+           pending order #W5831402 (reason: no longer needed); otherwise, I'd like to return the delivered items of
+           order #W5831402. For the item ids and payment method id, use the ones on my order.
+    agent: get_order_details(order_id=#W5831402)  -> {..., "status": "delivered", ...}
+    agent: Here is what I will do: return delivered order items for order id #W5831402 with {"item_ids":
+           ["3788616824"], "payment_method_id": "gift_card_7711863"}. Do you confirm that I should proceed (yes/no)?
+    user:  Yes, please go ahead.
+    agent: return_delivered_order_items(order_id=#W5831402, item_ids=[3788616824], payment_method_id=gift_card_7711863)
+    agent: Your order #W5831402 has status delivered, so I have done that. Is there anything else? ...
+
+Labelling a real run: it applies when a user message states a conditional whose sentence names one of the two writes'
+actions: an "if" clause with its other branch ("can you check if it's shipped yet? If not, I'd like to change it", the
+two runs of tau2 retail task 42), or an "if" naming a branch value ("If the order is still pending, ...").
+Where the source has expected actions, the branch it expects is the selected one: PRESENT when that write was made
+and the other branch's was not; LACKING when the other branch's write was made (an `unwarranted_write`), in place of
+the expected one or beside it. Without expected actions, the value the read returned selects the
+branch: PRESENT when its write followed the read and the other branch's did not, LACKING when the other's was made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
+from trace_envs.families.kit import GOODBYE, Kit
+from trace_envs.families.task import Task, register_task
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import path_words
+from trace_envs.runtime.records import get_path
+from trace_envs.runtime.scenario import UserRequest
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, new_state
+
+FIRST_SHARE = 0.5
+
+
+class ConditionalParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(description="Record field the user's condition is on (a dotted path).")
+    values: list[Any] = Field(min_length=1, description="Values of `field` that select the `write` role's write.")
+    other_values: list[Any] = Field(min_length=1, description="Values that select the `alt` role's write.")
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> "ConditionalParams":
+        if set(map(str, self.values)) & set(map(str, self.other_values)):
+            raise ValueError("values and other_values must not share a value: the fact must select one branch")
+        return self
+
+
+def value_words(values: list[Any]) -> str:
+    return " or ".join(str(v).replace("_", " ") for v in values)
+
+
+class ConditionalEnv(RecordEnv):
+    def build_scenario(self, rng) -> Scenario:
+        spec = self.SPEC
+        kit = Kit(spec, rng)
+        key, field = kit.key, str(spec.params["field"])
+        write, alt = spec.roles["write"], spec.roles["alt"]
+        first = self.class_draw < FIRST_SHARE
+        picked = list(spec.params["values"] if first else spec.params["other_values"])
+        record = kit.source.draw(lambda r: get_path(r, field)[0] and get_path(r, field)[1] in picked)
+        if record is None:
+            raise ScenarioError(f"no real record has {field} in {picked}")
+        value = get_path(record, field)[1]
+        others = kit.source.records(spec.knobs.distractors)
+        target = record[key]
+        kit.knows(target)
+        chosen, skipped = (write, alt) if first else (alt, write)
+        args = {t: branch_args(kit, t, record) for t in (write, alt)}
+        opening = (f"{kit.greeting()} If the {path_words(field)} of my {kit.noun} {target} is "
+                   f"{value_words(spec.params['values'])}, I'd like to {_branch(kit, write, target, args[write])}; "
+                   f"otherwise, I'd like to {_branch(kit, alt, target, args[alt])}.")
+        hidden = sorted({a for t in (write, alt) for a in args[t][0] if a != key and a not in args[t][1]})
+        if hidden:
+            opening += f" For the {' and '.join(a.replace('_', ' ') for a in hidden)}, use the ones on my {kit.noun}."
+        read = kit.read_call(target)
+        steps = kit.write_steps(chosen, target, args[chosen][0])
+        wrong = kit.write_steps(skipped, target, args[skipped][0])
+        said = f"Your {kit.noun} {target} has {path_words(field)} {str(value).replace('_', ' ')}, so I have done that."
+        done = f"{said} {GOODBYE}"
+        other_target = others[0][key] if others else kit.source.fresh_id()
+        other_args = dict(args[chosen][0], **{key: other_target})
+        ask = (f"Your {kit.noun} {target} has {path_words(field)} {str(value).replace('_', ' ')}. Would you like me "
+               f"to {kit.phrase(write, target)} or to {kit.phrase(alt, target)}?")
+        oracle = [read, *steps, done]
+        mutants = {
+            "drop_required_call": [*steps, done],
+            "swap_calls": [*steps, read, done],
+            "wrong_argument": [read, *kit.write_steps(chosen, other_target, other_args), done],
+            "forbidden_extra_call": [read, *steps, call(skipped, **args[skipped][0]), done],
+            "text_only": [done],
+            "other_branch": [read, *wrong, done],
+            "both_writes": [read, *wrong, *steps, done],
+            "read_then_ask": [read, ask, f"Please tell me which one you want, and I will do it. {GOODBYE}"],
+        }
+        records = {target: record, **{r[key]: r for r in others}}
+        return Scenario(
+            state=new_state(records),
+            bindings={"target": target, "first": first, "value": value,
+                      "value_words": str(value).replace("_", " ")},
+            opening=opening,
+            facts=kit.facts,
+            # The user asks for both branches under one condition and cannot say which holds.
+            requests=[UserRequest(kind="write", tool=chosen, target=target,
+                                  phrase=f"{kit.phrase(write, target)} if its {path_words(field)} is "
+                                  f"{value_words(spec.params['values'])}, or else {kit.phrase(alt, target)}")],
+            oracle=oracle,
+            mutants=mutants,
+            klass="first" if first else "other",
+        )
+
+
+def branch_args(kit: Kit, tool: str, record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The write's arguments on `record` and the ones the user states. A list of ids named after a list of the
+    record (`item_ids` and `items[*].item_id`) is every id of that list: "return the items of my order"."""
+    args, stated = kit.write_args(tool, record)
+    for arg in list(stated):
+        ids = record_ids(arg, record)
+        if ids:
+            args[arg] = ids
+            del stated[arg]
+    return args, stated
+
+
+def record_ids(arg: str, record: dict[str, Any]) -> list[str]:
+    """`item_ids` -> the `item_id` of every dict in the record's `items` list (empty when there is no such list)."""
+    if not arg.endswith("_ids"):
+        return []
+    one = arg[:-1]
+    items = record.get(one[: -len("_id")] + "s")
+    if not isinstance(items, list):
+        return []
+    return [str(i[one]) for i in items if isinstance(i, dict) and isinstance(i.get(one), (str, int))]
+
+
+def _branch(kit: Kit, tool: str, target: str, args: tuple[dict[str, Any], dict[str, Any]]) -> str:
+    stated = args[1]
+    details = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stated.items())
+    return kit.phrase(tool, target) + (f" ({details})" if details else "")
+
+
+class ConditionalRequest(Task):
+    name = "conditional_request"
+    summary = ("When the user's request depends on a fact of their record, read the record and make the write the "
+               "fact selects, never the other branch's.")
+    roles = ("read", "write", "alt", "key")
+    params = ConditionalParams
+    env_class = ConditionalEnv
+
+    def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
+        key, read, write, alt = roles["key"], roles["read"], roles["write"], roles["alt"]
+        target = {key: {"$var": "target"}}
+        read_target = CallRef(tool=read, args=target)
+        write_target, alt_target = CallRef(tool=write, args=target), CallRef(tool=alt, args=target)
+        return Check(clauses=[
+            CallMade(id="write_made", weight=2, when="first", call=write_target,
+                     description=f"{write} on the record, the branch its value selects"),
+            Order(id="write_after_read", weight=1, when="first", requires=["write_made"], first=read_target,
+                  then=write_target, join=[key], description=f"read the record with {read} before deciding"),
+            CallMade(id="alt_made", weight=2, when="!first", call=alt_target,
+                     description=f"{alt} on the record, the branch its value selects"),
+            Order(id="alt_after_read", weight=1, when="!first", requires=["alt_made"], first=read_target,
+                  then=alt_target, join=[key], description=f"read the record with {read} before deciding"),
+            NoCall(id="no_alt", when="first", penalty=True, call=CallRef(tool=alt),
+                   description=f"not {alt}: the record's value selects the other branch"),
+            NoCall(id="no_write", when="!first", penalty=True, call=CallRef(tool=write),
+                   description=f"not {write}: the record's value selects the other branch"),
+            NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[write_target, alt_target],
+                   description="no write on another record, nor any write the user did not ask for"),
+        ])
+
+
+register_task(ConditionalRequest())

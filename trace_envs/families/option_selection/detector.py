@@ -1,0 +1,226 @@
+"""Detector of option_selection: how the miner finds it in real runs (see task.py for the env)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from trace_envs.checks.clauses import CallMade, CallRef, Check
+from trace_envs.checks.run_view import RunView
+from trace_envs.checks.trace import parse_result
+from trace_envs.families.option_selection.task import CLOCK, as_float, options_of
+from trace_envs.mining import departures
+from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
+from trace_envs.runtime.phrases import path_words
+from trace_envs.runtime.world import listing
+
+MIN_LINKS = 2  # writes taking a searched option's id, across the runs, before the family proposes the pair
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_COST_WORDS = ("price", "cost", "fare", "fee", "amount", "total")
+_WINDOW_WORDS = ("depart", "time", "start", "date", "rating", "duration")
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
+
+
+def listed_ids(result: Any, field: str, depth: int = 0) -> list[Any]:
+    """Every value of `field` in a search result's records, however nested (a one-stop search lists pairs)."""
+    if depth > 3:
+        return []
+    if isinstance(result, dict):
+        value = result.get(field)
+        return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
+    if isinstance(result, list):
+        return [v for item in result for v in listed_ids(item, field, depth + 1)]
+    return []
+
+
+def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list[Any]]]:
+    """Where writes take an option a search returned, across the runs: (search, write, arg, option id field) -> how
+    many writes did, and each search tool's real results (the lists it returned)."""
+    kinds = {n: t.kind for n, t in profile.tools.items()}
+    links: Counter = Counter()
+    results: dict[str, list[Any]] = {}
+    for run in runs:
+        seen: dict[Any, tuple[str, str]] = {}  # option id value -> (search tool, field)
+        for c in run.agent_calls:
+            if c.error:
+                continue
+            kind = kinds.get(c.name)
+            if kind == "read":
+                result = parse_result(c.result)
+                if not isinstance(result, list) or not result:
+                    continue
+                if len(results.setdefault(c.name, [])) < 50:
+                    results[c.name].append(result)
+                options = _records(result)
+                for field in _identifying(options):
+                    for option in options:
+                        seen[option[field]] = (c.name, field)
+            elif kind == "write":
+                for arg, value in c.arguments.items():
+                    for leaf in {x for x in _leaves(value) if x in seen}:
+                        links[(seen[leaf][0], c.name, arg, seen[leaf][1])] += 1
+    return links, results
+
+
+def _identifying(options: list[dict[str, Any]]) -> list[str]:
+    """The fields that tell a result's options apart: id-like strings (with a digit, not a time or a date) that vary
+    across them (a one-stop search repeats a leg in several pairs, so distinct is too strict)."""
+    if len(options) < 2:
+        return []
+    fields = set.intersection(*(set(o) for o in options))
+    return [f for f in sorted(fields)
+            if all(isinstance(o[f], str) and any(ch.isdigit() for ch in o[f]) and not _DATE.match(o[f])
+                   and not CLOCK.match(o[f]) for o in options)
+            and len({o[f] for o in options}) > 1]
+
+
+def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
+    if isinstance(result, dict):
+        return [result]
+    if isinstance(result, list) and depth < 3:
+        return [r for item in result for r in _records(item, depth + 1)]
+    return []
+
+
+def option_params(results: list[Any], field: str, write: Any) -> dict[str, Any] | None:
+    """Params read off real search results: the cost (a numeric path named like a price, its last segment a
+    `{arg}` placeholder when it takes the values of a write argument's examples) and the bounded field (a clock
+    time, else another numeric path). None when the options carry no such pair."""
+    options = [o for r in results for o in options_of(r, field)]
+    paths: dict[str, set] = {}
+    for option in options:
+        for path, value in _flat(option).items():
+            paths.setdefault(path, set()).add(value)
+    numeric = [p for p, vs in paths.items() if len(vs) > 2 and all(as_float(v) is not None for v in vs)]
+    clocks = [p for p, vs in paths.items() if len(vs) > 2 and all(isinstance(v, str) and CLOCK.match(v) for v in vs)]
+    priced = [p for p in numeric if any(w in p.lower() for w in _COST_WORDS)] or numeric
+    if not priced:
+        return None
+    cost = sorted(priced, key=lambda p: (-len(paths[p]), p))[0]
+    head, _, last = cost.rpartition(".")
+    examples = getattr(write, "examples", {}) or {}
+    for arg, values in examples.items():
+        if head and last in {str(v) for v in values}:
+            cost = f"{head}.{{{arg}}}"
+            break
+    others = [p for p in numeric if not p.startswith(head + ".") and p != cost] if head else \
+        [p for p in numeric if p != cost]
+    rank = lambda p: (next((i for i, w in enumerate(_WINDOW_WORDS) if w in p.lower()), len(_WINDOW_WORDS)), p)  # noqa: E731
+    windows = sorted(clocks, key=rank) or sorted(others, key=rank)
+    if not windows:
+        return None
+    label = head.rsplit(".", 1)[-1] if "{" in cost else cost
+    return {"option_id": field, "cost_field": cost, "window_field": windows[0],
+            "cost_label": path_words(label[:-1] if label.endswith("s") and "{" in cost else label),
+            "window_label": path_words(windows[0])}
+
+
+def _flat(option: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in option.items():
+        if isinstance(v, dict) and not prefix:
+            out.update(_flat(v, f"{k}."))
+        elif isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            out[prefix + k] = v
+    return out
+
+
+def _write_made(write: str) -> Check:
+    return Check(applies_if=[CallRef(tool=write)], clauses=[CallMade(id="write_made", call=CallRef(tool=write))])
+
+
+class OptionSelectionDetector(Detector):
+    task = "option_selection"
+    teaches = ("other_option",)
+
+    def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
+        """From the run's departures: LACKING when the write took another option an earlier result listed (any of its
+        arguments: the flight, the payment method); PRESENT when the write matched. Without them: PRESENT when every
+        option the run's writes took from its searches is one the ground truth's write chose, LACKING when a write
+        took another searched option; NA without ground truth or such a write."""
+        write, arg, field = args.get("write") or args["tool"], args["arg"], args["field"]
+        searches = set(args.get("searches") or [args["search"]])
+        by_gt = departures.arg_kind(view, None if args.get("any_write") else write, None, ("other_option",))
+        if by_gt is not None:
+            return by_gt
+        if view.gt_steps is None:
+            return "NA"
+        wanted = {v for s in view.gt_steps if s.name == write for v in _leaves(s.arguments.get(arg))}
+        if not wanted:
+            return "NA"
+        searched: set[Any] = set()
+        picked: set[Any] = set()
+        for step in view.trace.steps:
+            if step.kind != "call" or step.error:
+                continue
+            if step.name in searches:
+                searched |= set(listed_ids(parse_result(step.result), field))
+            elif step.name == write:
+                picked |= set(_leaves(step.arguments.get(arg))) & searched
+        if not picked:
+            return "NA"
+        return "PRESENT" if picked <= wanted else "LACKING"
+
+    def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
+        return None  # the labeler needs the option's id field, which only the runs tell
+
+    def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        if not ctx.has_gt:
+            return []
+        links, results = option_links(ctx.runs, ctx.profile)
+        grouped: dict[tuple[str, str, str], Counter] = {}
+        for (search, write, arg, field), count in links.items():
+            grouped.setdefault((write, arg, field), Counter())[search] += count
+        out = []
+        for (write, arg, field), searches in sorted(grouped.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+            if sum(searches.values()) < MIN_LINKS or write not in ctx.writes or not ctx.gt_counts[write]:
+                continue
+            # The env's search is the one whose results list options as records; the labeler reads them all.
+            flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
+            params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
+            # The record the write changes is looked up with another read than the search (the order, not the
+            # product's variants): the read most often called on the write's key before it.
+            pairs = [(n, r, k) for (r, w, k), n in ctx.pairs.items() if w == write and r not in searches and k != arg]
+            if params is None or not pairs:
+                continue
+            _, read, key = max(pairs)
+            roles = {"write": write, "read": read, "key": key, "search": flat[0], "arg": arg}
+            out.append(Proposal(
+                name=f"pick_{field}_for_{write}",
+                description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument "
+                f"{arg}) the one that meets every constraint the user stated (cheapest, a time window, ...), not the "
+                "first or any other.",
+                roles=roles,
+                label_check=_write_made(write),
+                label_args={"tool": write, "arg": arg, "search": flat[0], "searches": sorted(searches), "field": field},
+                params=params,
+                results={flat[0]: results[flat[0]][:50]},
+            ))
+        if len(out) >= 2:
+            # Picking another listed option (a flight, a payment method, an item) fails on whichever write the task
+            # needs: where several writes take options, one candidate over every write, with the env of the most
+            # linked one.
+            top = out[0]
+            out.append(Proposal(
+                name="pick_listed_options",
+                description="Among the options earlier results list (flights, payment methods, items), pass to every "
+                "write the one that meets the user's constraints and the policy, not the first or any other.",
+                roles=dict(top.roles), label_check=top.label_check,
+                label_args={**top.label_args, "tool": None, "write": top.label_args["tool"], "any_write": True},
+                params=top.params, results=top.results, extra_tools=list(ctx.writes),
+            ))
+        return out
+
+    def target_tools(self, roles: dict[str, str]) -> list[str]:
+        return [t for t in (roles.get("search"), roles.get("write")) if t]
+
+
+register_detector(OptionSelectionDetector())

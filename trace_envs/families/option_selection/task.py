@@ -1,0 +1,368 @@
+"""Option selection under the user's constraints: search, pick the one option that meets everything the user said,
+then write with it.
+
+The user asks for a write on one of their records (role `key` of `write`, looked up with `read`) that needs an option
+found with the `search` tool (a flight, a product variant): the search returns several options, and the user states
+their constraints in words: the lowest `params.cost_field` (a dotted path of each option; a `{arg}` segment is the
+write argument's value, so `prices.{cabin}` is the price in the reservation's cabin), a bound on
+`params.window_field` (a clock time or a number: "departing before 14:30:00"), or both. Exactly one option meets
+them. The write's argument `arg` must carry that option's `params.option_id`. Scenario classes, balanced by the seed:
+`cheapest` (the lowest cost wins), `window` (the only option inside the bound, never the cheapest) and
+`window_cheapest` (the cheapest inside the bound, while the cheapest overall lies outside), with five or more options
+listed in a random order but never the right one first, so always taking the cheapest succeeds on a minority of
+episodes and always taking the first listed on none. A write
+with any other option, or several writes, zeroes the score. Bindings: `target`, `chosen`, `choice` (the argument's
+expected value), `options` (every listed option id).
+
+Options are real search results (real prices, times, seats) under fresh ids, with the fields named like a search
+argument (origin, destination) set to the scenario's search; the search answers with them only when called with the
+arguments the user stated, and with an empty list otherwise.
+
+Example episode (airline, change a one-way reservation to the cheapest flight leaving after noon):
+
+    user:  Hi! My user id is omar_davis_3817. I'd like to update the flights of reservation QZ7Y2K. I'm looking for a
+           flight with origin ATL, destination JFK and date 2024-05-20. It must have a departure time after
+           12:30:00, and among those I want the lowest price. For the cabin and payment id, use the one on my ...
+    agent: get_reservation_details(reservation_id=QZ7Y2K)  -> {..., "cabin": "economy", ...}
+    agent: search_direct_flight(origin=ATL, destination=JFK, date=2024-05-20)
+           -> [{"flight_number": "HAT412", "scheduled_departure_time_est": "06:00:00", "prices": {"economy": 101}},
+               {"flight_number": "HAT268", ..."15:00:00", ...{"economy": 164}},
+               {"flight_number": "HAT090", ..."13:00:00", ...{"economy": 122}}, ...]
+    agent: Here is what I will do: update reservation flights for reservation id QZ7Y2K with {"flights":
+           [{"date": "2024-05-20", "flight_number": "HAT090"}], ...}. Do you confirm that I should proceed (yes/no)?
+    user:  Yes, please go ahead.
+    agent: update_reservation_flights(reservation_id=QZ7Y2K, flights=[{flight_number: HAT090, date: 2024-05-20}], ...)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
+from trace_envs.families.kit import GOODBYE, Kit
+from trace_envs.families.task import Task, register_task
+from trace_envs.runtime import Scenario
+from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.records import example_for, fixed_positions, get_path, unique_ids
+from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, listing, new_state, words
+from trace_envs.spec.model import ToolSpec
+
+CLASSES = ("cheapest", "window", "window_cheapest")
+MIN_OPTIONS, MAX_OPTIONS = 5, 8
+CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class OptionParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    option_id: str = Field(description="Field of each option that identifies it; the write argument carries it.")
+    cost_field: str = Field(description="Numeric option field 'the cheapest' minimises (a dotted path; a `{arg}` "
+                            "segment is the write argument's value, e.g. prices.{cabin}).")
+    window_field: str = Field(description="Ordered option field (a clock time or a number) the user bounds.")
+    cost_label: str | None = Field(default=None, description="How the user names the cost (e.g. 'price').")
+    window_label: str | None = Field(default=None, description="How the user names the bounded field.")
+
+
+# ---- values the user compares ---------------------------------------------------------------------------------------
+def _order_key(value: Any) -> float | None:
+    """A value as a number to compare: numbers as they are, clock times (`06:30:00`) in minutes; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = CLOCK.match(value) if isinstance(value, str) else None
+    return int(m.group(1)) * 60 + int(m.group(2)) + int(m.group(3) or 0) / 60 if m else None
+
+
+def _between(low: Any, high: Any) -> Any:
+    """A bound strictly between two values, written the way they are (a clock time stays a clock time)."""
+    a, b = _order_key(low), _order_key(high)
+    assert a is not None and b is not None and a < b
+    if isinstance(low, str):
+        seconds = round((a + b) * 30)  # the midpoint, in seconds
+        hours, rest = divmod(seconds, 3600)
+        if low.count(":") == 2 or rest % 60:
+            return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+        return f"{hours:02d}:{rest // 60:02d}"
+    if isinstance(low, int) and isinstance(high, int) and high - low >= 2:
+        return (low + high) // 2
+    return round((a + b) / 2, 4)
+
+
+def _resolve(path: str, args: dict[str, Any]) -> str:
+    """`prices.{cabin}` with the write's `cabin` argument: `prices.economy`."""
+    return _PLACEHOLDER.sub(lambda m: str(args.get(m.group(1), m.group(0))), path)
+
+
+def options_of(result: Any, option_id: str) -> list[dict[str, Any]]:
+    """The options a search result lists: its dict items that carry `option_id` (a dict result counts as one)."""
+    items = result if isinstance(result, list) else [result]
+    return [o for o in items if isinstance(o, dict) and isinstance(o.get(option_id), (str, int))]
+
+
+def _choice_value(tool: ToolSpec, arg: str, option: dict[str, Any], option_id: str, search: dict[str, Any]) -> Any:
+    """The write argument that carries the chosen option, shaped like the argument's examples: the id itself, a list
+    of it, or objects whose id field is the option's, other fields taken from the search (a date) or the option."""
+    schema = tool.properties.get(arg, {})
+    example = example_for(schema if isinstance(schema, dict) else {}, arg)
+
+    def item(shape: Any) -> Any:
+        if not isinstance(shape, dict):
+            return option[option_id]
+        if option_id not in shape:
+            raise ScenarioError(f"the items of {tool.name}.{arg} have no field {option_id}")
+        return {k: option[option_id] if k == option_id else search.get(k, option.get(k, v)) for k, v in shape.items()}
+
+    if isinstance(example, list):
+        return [item(example[0] if example else None)]
+    return item(example)
+
+
+class OptionEnv(RecordEnv):
+    def works(self, tool: ToolSpec) -> bool:
+        return tool.name == self.SPEC.roles.get("search") or super().works(tool)
+
+    def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
+        if name != self.SPEC.roles.get("search"):
+            return super().run_tool(name, args, state)
+        wanted = state["search_args"]
+        same = all(str(args.get(a, "")).strip().lower() == str(v).lower() for a, v in wanted.items())
+        # A search for another route or day finds nothing: the options exist only where the user asked.
+        return json.dumps(state["options"] if same else [])
+
+    def build_scenario(self, rng) -> Scenario:
+        spec, params = self.SPEC, self.SPEC.params
+        kit = Kit(spec, rng)
+        write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
+        assert write is not None
+        option_id = str(params["option_id"])
+        record = _target_record(kit, write, arg, spec.tool(search))
+        target = record[key]
+        kit.knows(target)
+        search_tool = spec.tool(search)
+        args, stated = kit.write_args(write, record, {arg: None})
+        stated.pop(arg, None)
+        search_args = {a: _search_value(search_tool, a, record, args, rng) for a in search_tool.required}
+        cost_path = _resolve(str(params["cost_field"]), args)
+        window_path = str(params["window_field"])
+        klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
+        options = _draw_options(search_tool, option_id, cost_path, window_path, search_args,
+                                max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng, _party(record, arg))
+        answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
+        options = [options[int(i)] for i in rng.permutation(len(options))]
+        if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
+            j = int(rng.integers(1, len(options)))
+            options[0], options[j] = options[j], options[0]
+        args[arg] = _choice_value(spec.tool(write), arg, answer, option_id, search_args)
+        wrong = dict(args, **{arg: _choice_value(spec.tool(write), arg, decoy, option_id, search_args)})
+        noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
+        searched = listing([f"{words(a)} {v}" for a, v in search_args.items()])
+        opening = (f"{kit.greeting()} I'd like to {kit.phrase(write, target)}. I'm looking for {_article(noun)} {noun} "
+                   f"with {searched}. {constraint}")
+        if stated:
+            opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
+        opening += kit.from_record(write, {k: v for k, v in args.items() if k != arg}, stated)
+        read, look = kit.read_call(target), call(search, **search_args)
+        asks = kit.fact_questions(write)
+        steps = kit.write_steps(write, target, args)
+        done = (f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. "
+                f"{GOODBYE}")
+        mutants = {
+            "drop_required_call": [read, *asks, *steps, done],
+            "swap_calls": [read, *asks, *steps, look, done],
+            "wrong_argument": [read, *asks, look, *kit.write_steps(write, target, wrong), done],
+            "forbidden_extra_call": [read, *asks, look, *steps, call(write, **wrong), done],
+            "text_only": [done],
+        }
+        state = new_state({target: record, **{r[key]: r for r in kit.source.records(spec.knobs.distractors)}})
+        state.update(options=options, search_args=search_args)
+        return Scenario(
+            state=state,
+            bindings={"target": target, "chosen": answer[option_id], "choice": args[arg],
+                      "options": [o[option_id] for o in options]},
+            opening=opening,
+            facts=kit.facts,
+            requests=[kit.request(write, target)],
+            oracle=[read, *asks, look, *steps, done],
+            mutants=mutants,
+            klass=klass,
+        )
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _target_record(kit: Kit, write: str, arg: str, search: ToolSpec) -> dict[str, Any]:
+    """A record the policy allows the write on, preferring one whose current `arg` holds a single item (a one-way,
+    one-flight trip when the write replaces its flights with the one chosen), else one whose items make a single
+    journey (see `_one_journey`)."""
+    spec = kit.spec
+
+    def allowed(record: dict[str, Any]) -> bool:
+        return decide(spec, write, record, None, kit.facts) == "allowed"
+
+    record = kit.source.draw(lambda r: allowed(r) and isinstance(r.get(arg), list) and len(r[arg]) == 1)
+    record = record or kit.source.draw(lambda r: allowed(r) and _one_journey(r, arg, search.required))
+    if record is None:
+        raise ScenarioError(f"no real record allows {write} under the spec's rules")
+    return record
+
+
+def _one_journey(record: dict[str, Any], arg: str, fields: list[str]) -> bool:
+    """Whether replacing the record's `arg` items with the one option searched on the record's own values (origin,
+    destination) keeps the trip what it was: no item has, under one search field, the record's value of another (no
+    leg leaves from the destination or returns to the origin: not a round trip, which one direct flight would turn
+    into a one-way, against the policy's "without changing the origin, destination, and trip type")."""
+    items = [i for i in record.get(arg) or [] if isinstance(i, dict)] if isinstance(record.get(arg), list) else []
+    shared = [f for f in fields if f in record and any(f in i for i in items)]
+    return not any(i.get(f) == record[g] for i in items for f in shared for g in shared if f != g)
+
+
+def _search_value(tool: ToolSpec, arg: str, record: dict[str, Any], write_args: dict[str, Any], rng) -> Any:
+    """What the user searches by: the write's argument of that name (the product the order holds), else the record's
+    field of that name (its origin), else one of the argument's examples."""
+    for source in (write_args, record):
+        value = source.get(arg)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return value
+    schema = tool.properties.get(arg, {})
+    examples = schema.get("examples") if isinstance(schema, dict) else None
+    if examples:
+        return examples[int(rng.integers(len(examples)))]
+    return example_for(schema if isinstance(schema, dict) else {}, arg)
+
+
+def _party(record: dict[str, Any], arg: str) -> int:
+    """How many the write is for: the longest list of items on the record but the argument's own (a reservation's
+    passengers, not its flights); one when it has none."""
+    sizes = [len(v) for k, v in record.items() if k != arg and isinstance(v, list) and v and isinstance(v[0], dict)]
+    return max(sizes, default=1)
+
+
+def _obtainable(option: dict[str, Any], cost_path: str, need: int) -> bool:
+    """Whether the option can be had for `need` at the cost the user compares: every sibling of the cost's table
+    keyed like it (`available_seats` beside `prices`, both by cabin) holds at least `need` under the same key. An
+    option with no seat left in the cabin is one the policy's agent cannot book, so none is listed: the user's
+    constraints alone decide."""
+    parent, _, key = cost_path.rpartition(".")
+    table = get_path(option, parent)[1] if parent else None
+    if not isinstance(table, dict):
+        return True
+    for value in option.values():
+        if value is not table and isinstance(value, dict) and value.keys() == table.keys() and \
+                all(as_float(v) is not None for v in value.values()) and value[key] < need:
+            return False
+    return True
+
+
+def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: str, search: dict[str, Any], n: int,
+                  rng, need: int = 1) -> list[dict[str, Any]]:
+    """`n` real options with distinct costs and distinct bounded values (so exactly one meets the constraints), each
+    obtainable for `need` (see `_obtainable`), under fresh ids shaped like the real ones, with the fields named like a
+    search argument set to the search's value."""
+    results = [*tool.result_examples, tool.result_example]
+    pool = [o for r in results for o in options_of(r, option_id)]
+    pool = [o for o in pool if as_float(get_path(o, cost_path)[1]) is not None
+            and _order_key(get_path(o, window_path)[1]) is not None and _obtainable(o, cost_path, need)]
+    chosen: list[dict[str, Any]] = []
+    costs: set[float] = set()
+    windows: set[float] = set()
+    for i in rng.permutation(len(pool)):
+        option = pool[int(i)]
+        cost, window = float(get_path(option, cost_path)[1]), _order_key(get_path(option, window_path)[1])
+        if cost in costs or window in windows:
+            continue
+        costs.add(cost)
+        windows.add(window)
+        chosen.append(json.loads(json.dumps(option)))
+        if len(chosen) == n:
+            break
+    if len(chosen) < n:
+        raise ScenarioError(f"the real results of {tool.name} hold fewer than {n} options with distinct {cost_path} "
+                            f"and {window_path}")
+    real = [str(o[option_id]) for o in pool]
+    ids = unique_ids(real[0], n, rng, fixed_positions(sorted(set(real))[:50]))
+    for option, new_id in zip(chosen, ids):
+        numeric = not isinstance(option[option_id], str) and new_id.isdigit()
+        option[option_id] = int(new_id) if numeric else new_id
+        for a, v in search.items():
+            if a in option:
+                option[a] = v
+    return chosen
+
+
+def as_float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _constrain(klass: str, options: list[dict[str, Any]], cost_path: str, window_path: str, params: dict[str, Any],
+               rng) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The answer of class `klass`, a tempting wrong option, and the user's constraints in words."""
+    cost = lambda o: float(get_path(o, cost_path)[1])  # noqa: E731
+    window = lambda o: _order_key(get_path(o, window_path)[1])  # noqa: E731
+    cost_label = str(params.get("cost_label") or path_words(_PLACEHOLDER.sub("", cost_path).strip(".")))
+    window_label = str(params.get("window_label") or path_words(window_path))
+    by_cost, by_window = sorted(options, key=cost), sorted(options, key=window)
+    cheapest = by_cost[0]
+    if klass == "cheapest":
+        return cheapest, by_cost[1], f"Of those, I want the one with the lowest {cost_label}."
+    n = len(options)
+    if klass == "window":  # a single option inside the bound, never the cheapest
+        cuts = [(k, side) for k, side in ((n - 1, "after"), (1, "before"))
+                if (by_window[-1] if side == "after" else by_window[0]) is not cheapest]
+    else:  # several inside the bound, the cheapest overall outside it
+        cuts = [(k, "before") for k in range(2, n) if cheapest not in by_window[:k]]
+        cuts += [(n - k, "after") for k in range(2, n) if cheapest not in by_window[n - k:]]
+    if not cuts:
+        raise ScenarioError(f"no bound on {window_path} makes a {klass} scenario of these options")
+    k, side = cuts[int(rng.integers(len(cuts)))]
+    inside = by_window[:k] if side == "before" else by_window[k:]
+    bound = _between(get_path(by_window[k - 1], window_path)[1], get_path(by_window[k], window_path)[1])
+    clock = isinstance(get_path(options[0], window_path)[1], str)
+    relation = side if clock else {"before": "below", "after": "above"}[side]
+    answer = min(inside, key=cost)
+    sentence = f"It must have a {window_label} {relation} {bound}"
+    if klass == "window":
+        return answer, cheapest, sentence + "."
+    return answer, cheapest, sentence + f", and among those I want the lowest {cost_label}."
+
+
+class OptionSelection(Task):
+    name = "option_selection"
+    summary = "Among the options a search returns, pick the one that meets every constraint the user stated."
+    roles = ("read", "write", "key", "search", "arg")
+    params = OptionParams
+    env_class = OptionEnv
+
+    def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
+        key, write, arg, search = roles["key"], roles["write"], roles["arg"], roles["search"]
+        chosen = CallRef(tool=write, args={key: {"$var": "target"}, arg: {"$var": "choice"}})
+        return Check(clauses=[
+            CallMade(id="chosen_option", weight=3, call=chosen,
+                     description=f"{write} with the one option that meets every constraint the user stated"),
+            Order(id="searched_first", weight=1, requires=["chosen_option"], first=CallRef(tool=search), then=chosen,
+                  description=f"find the options with {search} before the write"),
+            NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[chosen],
+                   description="no write with another option (or on another record)"),
+        ])
+
+    def problems(self, spec: Any) -> list[str]:
+        out = super().problems(spec)
+        search, option_id = spec.roles.get("search"), spec.params.get("option_id")
+        if out or not search or not option_id:
+            return out
+        tool = spec.tool(search)
+        listed = [o for r in [*tool.result_examples, tool.result_example] for o in options_of(r, str(option_id))]
+        if len(listed) < MIN_OPTIONS:
+            out.append(f"tools.{search}.result_examples list {len(listed)} options with a {option_id} field; the "
+                       f"scenarios are built from real options and need at least {MIN_OPTIONS}")
+        return out
+
+
+register_task(OptionSelection())

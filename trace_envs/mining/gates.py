@@ -1,0 +1,76 @@
+"""Which record field a write turns on, learned from the rules or the runs and checked against the policy text.
+
+A gate is `{"field": dotted path, "allowed": [...], "blocked": [...]}`: the write is allowed only when the record's
+field holds an allowed value. Several detectors infer one (a precondition, a refusal, a completion with a forbidden
+request, a hand-off); the miner's learned rules use `policy_support` to keep only gates the shown policy states.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from trace_envs.checks.words import verb_synonyms, word_pattern
+from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate
+
+
+def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: Any = None) -> tuple[dict[str, Any], str]:
+    """The record field (and its allowed / blocked values) a write turns on: from the domain's rules when they name
+    one for the write, else as the passed runs show it when the policy names that field or its values; no params
+    otherwise (a rule the agent is never shown cannot be checked)."""
+    read, write, key = roles.get("read", ""), roles.get("write", ""), roles.get("key", "")
+    gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
+    if gate is None:
+        # What the runs show, checked against the policy: a field whose value a policy sentence names together with
+        # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
+        # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
+        found = [*gate_candidates(index, read, write, key), *filter(None, [judged_gate(index, read, write, key)])]
+        backed = [(policy_support(policy, g, write), -i, g) for i, g in enumerate(found)]
+        gate = max(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], default=(0, 0, None))[2]
+        if gate is None:
+            return {}, ""
+    return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
+
+
+def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, Any] | None:
+    """The gate a write's rule states on an enum field of the records: a `requires` that lists the allowed (or
+    forbidden) values, or an `allows` alternative that does; the other values the runs show fill the other side."""
+    rule = rules.rule(write) if rules is not None else None
+    if rule is None:
+        return None
+    for cond in [*rule.requires, *rule.allows]:
+        if cond.op not in ("in", "not_in") or cond.path.startswith("fact:") or cond.also:
+            continue
+        seen = [v for v in fields.get(cond.path, {})]
+        listed = list(cond.value)
+        others = [v for v in seen if v not in listed]
+        allowed, blocked = (listed, others) if cond.op == "in" else (others, listed)
+        if allowed and blocked:
+            return {"field": cond.path, "allowed": sorted(map(str, allowed)), "blocked": sorted(map(str, blocked))}
+    return None
+
+
+GENERIC_VALUES = frozenset({"yes", "true", "false", "none", "null"})
+
+
+def policy_support(policy: str, gate: dict[str, Any], write: str) -> int:
+    """How the policy backs a gate for `write`: 2 when a sentence names one of its values (`basic economy`; not a
+    yes / no, which any sentence may hold) together with a verb for the write's action ("Basic economy flights cannot
+    be modified"); 1 when the policy names the field or a value anywhere; 0 otherwise."""
+    if not policy_mentions(policy, gate):
+        return 0
+    action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
+    values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
+    values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
+        if action.search(sentence) and any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
+            return 2
+    return 1
+
+
+def policy_mentions(policy: str, gate: dict[str, Any]) -> bool:
+    """Whether the policy names the gate's field (its last path segment) or one of its values, as words."""
+    lowered = policy.lower()
+    terms = [gate["field"].split(".")[-1], *map(str, gate.get("allowed", [])), *map(str, gate.get("blocked", []))]
+    return any(re.search(rf"\b{re.escape(t.lower().replace('_', ' '))}\b", lowered.replace("_", " ")) for t in terms if t)
