@@ -16,7 +16,7 @@ from trace_envs.cli.common import fail
 def route(
     text: Annotated[str, typer.Argument(help="The task's opening: system prompt and/or first user message.")],
     adapters: Annotated[Path, typer.Option("--adapters", "-a", help="Adapters folder (with router.json, or one sub-folder per adapter).")],
-    method: Annotated[str, typer.Option(help="lexical (BM25, no model) or model (the base model scores labelled options).")] = "lexical",
+    method: Annotated[str, typer.Option(help="lexical (naive Bayes over words and word pairs, no model) or model (the base model scores labelled options).")] = "lexical",
     model: Annotated[str, typer.Option(help="Base model for --method model: a path, a hub id, smollm2 or tiny.")] = "smollm2",
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
