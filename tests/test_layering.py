@@ -109,7 +109,7 @@ def test_the_parser_sees_module_level_lazy_and_package_imports() -> None:
     assert len(GRAPH) > 80
     assert "trace_envs.runtime.base" in GRAPH["trace_envs.envs_loader"]  # module level, `from a.b import c`
     assert "adapters_train.grpo" in GRAPH["trace_envs.pipeline"]  # a lazy import inside a method
-    assert "trace_envs.routing_eval" in GRAPH["trace_envs.pipeline"]
+    assert "trace_envs.routing.planted" in GRAPH["trace_envs.pipeline"]
     assert "adapters_train.sft" in GRAPH["adapters_train.grpo"]  # lazy, inside train_grpo
     assert "trace_envs.cli" in GRAPH["trace_envs.__main__"]  # a package's __init__
     assert violations("trace_envs.pipeline", ("adapters_train",))  # the rule finder reports what it is shown
@@ -121,7 +121,7 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
 
 
 def test_training_imports_no_mining_routing_evaluation_data_sets_or_cli() -> None:
-    forbidden = ("trace_envs.mining", "trace_envs.routing_eval", "trace_envs.datasets", "trace_envs.cli")
+    forbidden = ("trace_envs.mining", "trace_envs.routing.planted", "trace_envs.datasets", "trace_envs.cli")
     assert violations("adapters_train", forbidden) == []
 
 

@@ -361,7 +361,7 @@ class Pipeline:
         save_index(index, self.out / "adapters")
         router = index.router()
         if self.cfg.inputs == [PLANTED]:
-            from trace_envs.routing_eval import planted_tasks
+            from trace_envs.routing.planted import planted_tasks
 
             tasks = planted_tasks(specs, self.cfg.route_tasks, seed=self.cfg.planted_seed + 1_000)
             how = f"{len(tasks)} fresh planted tasks"
