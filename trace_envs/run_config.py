@@ -227,16 +227,16 @@ def load_run_config(path: str | Path | None = None, flags: Mapping[str, Any] | N
                     presets: Iterable[Preset] = ()) -> tuple[RunConfig, list[str]]:
     """A RunConfig from a YAML/JSON file, the command line's `flags` over it (dotted names such as `train.steps`;
     None: not given), and `presets` under both; and the dotted names of the options the presets changed (those the
-    user left unset, where the preset's value differs). Raises pydantic's ValidationError (a ValueError) naming each
-    option out of range or unknown, OSError for an unreadable file."""
+    user left unset, where the preset's value differs), sorted. Raises pydantic's ValidationError (a ValueError)
+    naming each option out of range or unknown, OSError for an unreadable file."""
     presets = list(presets)
     user = layer(read_mapping(path) if path else {}, undotted({k: v for k, v in (flags or {}).items() if v is not None}))
     config = RunConfig.model_validate(layer(*(p.values for p in presets), user))
     if not presets:
         return config, []
     plain = RunConfig.model_validate(user)
-    names = dict.fromkeys(name for p in presets for name in dotted(p.values))
-    return config, [n for n in names if option_value(config, n) != option_value(plain, n)]
+    names = {name for p in presets for name in dotted(p.values)}
+    return config, sorted(n for n in names if option_value(config, n) != option_value(plain, n))
 
 
 def choose_model(model: str) -> tuple[str, str]:
