@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import fail, training_or_fail
 
 
 def route(
@@ -30,9 +30,10 @@ def route(
     if method == "lexical":
         router = index.router()
     elif method == "model":
-        from adapters_train.models import resolve_model
-
-        loaded = resolve_model(model)
+        try:
+            loaded = training_or_fail(stack=True).load_model(model)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
         router = ModelRouter(index.candidates, loaded.model, loaded.tokenizer)
     else:
         raise fail(f"--method must be lexical or model, got {method!r}")

@@ -5,7 +5,7 @@ own: same text actions, same observations, rewards and `info` (messages, tools, 
 `gym.make(env_id)` in process (the server sends each step's additions, `info_delta`; this client rebuilds the whole). OpenEnv's own clients work too: `GenericEnvClient(base_url=url)` sends
 `{"text": action}` and receives the observation as a dict.
 
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     env = RemoteEnv("http://127.0.0.1:8000")
     obs, info = env.reset(seed=0)
@@ -27,7 +27,7 @@ from openenv.core.env_client import EnvClient
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from trace_envs.health import wait_for_server  # noqa: F401  (re-exported: wait for a served env to come up)
+from trace_envs.serving.health import wait_for_server  # noqa: F401  (re-exported: wait for a served env to come up)
 from trace_envs.runtime.base import CHARSET, MAX_TEXT
 from trace_envs.runtime.text_space import SharedText
 
