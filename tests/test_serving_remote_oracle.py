@@ -13,7 +13,7 @@ pytest.importorskip("openenv")
 gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
-from trace_envs.health import free_port  # noqa: E402
+from trace_envs.serving.health import free_port  # noqa: E402
 
 from _servers import start_server  # noqa: E402
 
@@ -48,7 +48,7 @@ def url(tmp_path_factory):
 
 
 def test_the_oracle_over_the_remote_client_scores_one(url):
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     local = gym.make(ENV)
     remote = RemoteEnv(url)
@@ -67,7 +67,7 @@ def test_the_oracle_over_the_remote_client_scores_one(url):
 
 
 def test_a_step_past_the_end_is_the_in_process_one(url):
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     seed = _overrunning_seed()
     local = gym.make(ENV)
