@@ -31,7 +31,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall
-from trace_envs.checks.text import sentences, text_mentions
+from trace_envs.language.sentences import sentences
+from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit

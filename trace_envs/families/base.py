@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS  # noqa: F401  (re-exported: families import it from here)
 from trace_envs.checks.clauses import Check
-from trace_envs.checks.words import verb_synonyms, word_pattern
+from trace_envs.language.patterns import word_pattern
+from trace_envs.language.words import verb_synonyms
 from trace_envs.checks.run_view import RunView
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate
 

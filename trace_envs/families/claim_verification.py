@@ -32,7 +32,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallRef, Check, Order
-from trace_envs.checks.text import sentences, text_mentions
+from trace_envs.language.sentences import sentences
+from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit, gated_write_check

@@ -39,9 +39,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
-from trace_envs.checks.text import sentences
+from trace_envs.language.sentences import sentences
 from trace_envs.checks.trace import parse_result
-from trace_envs.checks.words import verb_synonyms, words_regex
+from trace_envs.language.patterns import words_regex
+from trace_envs.language.words import verb_synonyms
 from trace_envs.families.base import FREE_TEXT_ARGS, Family, Label, Proposal, ProposalContext, rules_gate
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, FinalState, NoCall, Order
-from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.language.refusals import refuses_with_reason
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.registry import register_family

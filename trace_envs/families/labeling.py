@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from trace_envs.checks.clauses import AllCompleted, CallRef, Check, NoCall
 from trace_envs.checks.run_view import RunView
-from trace_envs.checks.refusing import refuses_with_reason
-from trace_envs.checks.words import action_words, verb_synonyms
+from trace_envs.language.refusals import refuses_with_reason
+from trace_envs.language.words import action_words, verb_synonyms
 from trace_envs.families.base import Label
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.checks.clauses import CallRef, Check, NoCall
-from trace_envs.checks.words import verb_synonyms
+from trace_envs.language.words import verb_synonyms
 from trace_envs.families import departures, labeling
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext, infer_gate
 from trace_envs.families.kit import gate_of, gated_write_check, gated_write_scenario

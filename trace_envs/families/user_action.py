@@ -63,7 +63,7 @@ from trace_envs.checks.clauses import (
     NoCall,
     Order,
 )
-from trace_envs.checks.words import tool_words
+from trace_envs.language.words import tool_words
 from trace_envs.families.base import Family, Label, Proposal, ProposalContext
 from trace_envs.families.kit import GOODBYE
 from trace_envs.families.registry import register_family
@@ -71,7 +71,7 @@ from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, set_path
 from trace_envs.runtime.scenario import RESULT, ToolError, UserAction, UserRequest
-from trace_envs.runtime.user import names_action
+from trace_envs.language.instructions import names_action
 from trace_envs.runtime.world import (
     RecordEnv,
     RecordSource,

@@ -1,6 +1,6 @@
-"""What counts as the agent refusing a request and saying why.
+"""What counts as the agent refusing a request: the one home of refusal phrasings, read two ways.
 
-A message refuses with its reason when one of its sentences
+`refuses_with_reason` (the reward and the labelers): a message refuses with its reason when one of its sentences
 
 - declines: "I can't / cannot / am unable to / am not able to", "... is not possible / not eligible / not allowed",
   "our policy does not allow", "cannot be modified", "there are no further options" (the agent's or the rule's "no",
@@ -13,7 +13,15 @@ A message refuses with its reason when one of its sentences
 
 A tool failure is not a refusal ("I was unable to process the return because of a technical issue"), nor is a missing
 precondition ("without the reservation ids I cannot start the cancellation" waits for the ids). With `words`
-(the action words of a write, see `checks.words`), the declining sentence or the one before must name the action.
+(the action words of a write, see `words.action_words`), the declining sentence or the one before must name the
+action.
+
+`refuses` (the scripted user's reading of a turn): the agent will not or cannot do what was asked ("basic economy
+cannot be modified", "I'm sorry, but our policy ..."), with or without a reason, so the user stops asking for it;
+"I'm unable to proceed without your user id" asks for the id and "I can't find it" reports a failed lookup, and a
+sentence opening with "please note" informs. It was fitted on the scripted user's hand-labelled turns
+(tests/data/agent_turns.jsonl), `refuses_with_reason` on the labelers' (tests/data/labeled_turns.jsonl).
+
 The regexes are fixed literals (Python's `re`; no pattern from a spec reaches them).
 """
 
@@ -21,8 +29,9 @@ from __future__ import annotations
 
 import re
 
-from trace_envs.checks.text import sentences as split_sentences
-from trace_envs.checks.words import words_regex
+from trace_envs.language.patterns import words_regex
+from trace_envs.language.plain import straight
+from trace_envs.language.sentences import sentences as split_sentences
 
 _DECLINE = re.compile(
     r"\b(can't|cannot|can not|unable to|not able to|won't be able to|will not be able to|not in a position to|"
@@ -50,7 +59,7 @@ def refuses_with_reason(text: str | None, words: list[str] | None = None) -> boo
     """Whether an agent message declines a request and says why (see the module doc)."""
     if not text:
         return False
-    sentences = split_sentences(_plain(text))
+    sentences = split_sentences(straight(text))
     named = words_regex(tuple(words)) if words else None
     for i, sentence in enumerate(sentences):
         if not _declines(sentence) or _FAILURE.search(sentence):
@@ -75,6 +84,24 @@ def _states_a_rule(sentence: str) -> bool:
     return any(m.group(1) not in _PRONOUNS for m in _RULE_OF_A_KIND.finditer(sentence))
 
 
-def _plain(text: str) -> str:
-    """Lower case with typographic apostrophes as plain ones ("can’t" is "can't")."""
-    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
+# The scripted user's reading: a refusal as a kind of turn.
+_REFUSAL = re.compile(
+    r"\b((i|we)('m| am| are|'re)? (still |simply |currently )?(can't|cannot|can not|unable|not able)|"
+    r"(cannot|can't|can not) be (modified|changed|cancell?ed|refunded|added|removed|rebooked|altered|upgraded|done|"
+    r"made|split)|can only be (made|done|changed|modified|cancell?ed|refunded|added)|"
+    r"(is|are) not (allowed|permitted|eligible|possible|supported)|not eligible|"
+    r"(doesn't|does not|don't|do not) (allow|support|permit|cover|provide)|(don't|do not) have access|"
+    r"no (change fee option or )?exception|is strict|due to (the )?restrictions|(i'm|i am) sorry, but "
+    r"(our|the|refunds?|according|basic|under|i|this|that|we))\b"
+)
+# "I'm unable to proceed without your user id" asks for the id; "I can't find it" reports a failed lookup.
+_NOT_REFUSAL = re.compile(
+    r"\b(unable to|can't|cannot|not able to) (proceed|help|assist)( you)? without\b|"
+    r"\b(can't|cannot|unable to|not able to) (seem to )?(find|locate|see|retrieve|load)\b"
+)
+
+
+def refuses(plain_cut: list[str]) -> bool:
+    """Whether a turn (its `plain_sentences`) says the agent will not or cannot do what was asked."""
+    return any(_REFUSAL.search(s) and not _NOT_REFUSAL.search(s) and not s.startswith("please note")
+               for s in plain_cut)

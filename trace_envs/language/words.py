@@ -1,0 +1,156 @@
+"""The words of tool names, and the words people use for a tool's action: one vocabulary for every reader.
+
+`VERB_SYNONYMS` maps a tool's leading verb to the words for its action, in three reaches (`Synonyms`), because the
+readers ask different questions and a word that serves one misleads another:
+
+- `words`: every reader takes them: the labelers look for them in the user's messages ("did the user ask to
+  cancel?"), a confirmation question must name the action with one of them, and the scripted user hears its request
+  named by them (`verb_synonyms`);
+- `in_questions`: they also name the action in a question to the user ("Shall I add a bag?" updates the baggage),
+  but the labelers leave them out of user text, where "add" would hit "address" (`action_words`);
+- `to_the_user`: only the scripted user hears them as naming its request ("edit", "remove" for an update; "issue"
+  for a send). It says yes only when the question also names its target, which guards the yes. Read by the checks
+  they would change what is mined (measured on the eight data sets of the snapshot: "edit"/"remove" for an update,
+  the synonyms of "change" on telecom's `change_plan`, ...; see the test that pins them).
+
+Two views of a tool's words come from it:
+
+- `action_words(tool)` (the reward and the labelers): the words that must name `tool`'s action in a confirmation
+  question or a refusal: the verb's `words` and `in_questions`, and, for a tool named verb_record_thing (three
+  words or more, or two with a light verb such as `make_payment`), the thing acted on, singular and plural, with
+  `THING_EXTRA`;
+- `request_words(tool)` (the scripted user): the words by which the user recognizes its request in an agent's
+  question or refusal: every reach of the verb, and the tool name's last word with `NOUN_SYNONYMS` (unless that word
+  only names the record).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class Synonyms(NamedTuple):
+    """The words for one verb's action, by who reads them (see the module docstring). Entries may be word prefixes
+    ("compensat")."""
+
+    words: tuple[str, ...]
+    in_questions: tuple[str, ...] = ()
+    to_the_user: tuple[str, ...] = ()
+
+
+VERB_SYNONYMS: dict[str, Synonyms] = {
+    "update": Synonyms(("update", "change", "modify"), ("add",), ("edit", "remove")),
+    "modify": Synonyms(("modify", "change", "update"), ("add",), ("edit", "remove")),
+    "change": Synonyms(("change",), (), ("update", "modify", "edit")),
+    "edit": Synonyms(("edit",), (), ("change", "update", "modify")),
+    "book": Synonyms(("book", "reserve", "reservation")),
+    "reserve": Synonyms(("reserve",), (), ("book",)),
+    "refund": Synonyms(("refund",), (), ("reimburse",)),
+    "exchange": Synonyms(("exchange", "swap"), (), ("replace",)),
+    "return": Synonyms(("return",), (), ("send back",)),
+    "send": Synonyms(("send", "compensat", "certificate"), (), ("issue",)),
+    "transfer": Synonyms(("transfer",), (), ("hand over", "connect", "escalate", "human", "representative")),
+    "remove": Synonyms(("remove",), (), ("delete",)),
+    "delete": Synonyms(("delete",), (), ("remove",)),
+    "refuel": Synonyms(("refuel", "top up"), ("add",)),
+    "enable": Synonyms(("enable", "activate", "turn on")),
+    "resume": Synonyms(("resume", "reactivate", "restore")),
+    "suspend": Synonyms(("suspend", "deactivate")),
+    "pay": Synonyms(("pay", "charge")),
+    "charge": Synonyms(("charge", "pay")),
+}
+
+# Words for changing the thing acted on ("upgrade" a reservation's flights to business, "swap" an order's items).
+THING_EXTRA = {"flights": ("upgrade", "downgrade", "switch"), "items": ("swap", "switch", "replace"),
+               "payment": ("pay", "charge")}
+# Other words for what a tool acts on (the tool name's last word), singular forms included.
+NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "baggages": ("baggage", "bags", "bag", "luggage"),
+    "baggage": ("baggage", "bags", "bag", "luggage"),
+    "bags": ("bags", "bag", "baggage", "luggage"),
+    "flights": ("flights", "flight"),
+    "passengers": ("passengers", "passenger"),
+    "items": ("items", "item"),
+    "certificate": ("certificate", "voucher", "compensation"),
+    "agents": ("agent", "agents"),
+    "agent": ("agent", "agents"),
+    "payment": ("payment", "card"),
+    "address": ("address",),
+    "cabin": ("cabin", "class"),
+}
+
+# Verbs too plain to name an action by themselves ("make_payment"): the thing they act on names it, even in a
+# two-word name.
+LIGHT_VERBS = frozenset({"make", "do", "process", "issue", "apply", "submit", "create", "perform", "place", "file"})
+# Last words of a tool name that only name the record (`cancel_pending_order`): nearly every message mentions the
+# record, so they would not show which action is meant.
+RECORD_NOUNS = frozenset(
+    "reservation reservations booking bookings order orders user users account accounts customer customers profile "
+    "record records".split()
+)
+# Also only the record, for the scripted user: "details", "info", "id" name no action on a record either.
+RECORD_WORDS = RECORD_NOUNS | frozenset("details detail info information id ids".split())
+# Words of tool names that hand the conversation to a person (`transfer_to_human_agents`, `escalate`, ...).
+HANDOFF_TOOL_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
+
+
+def tool_words(tool: str) -> list[str]:
+    """The lower-case words of a tool name: `update_reservation_baggages` and `updateReservationBaggages` alike."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def tool_verb(tool: str) -> str:
+    """A tool's leading word, taken as its verb ("" when the name starts with a separator)."""
+    return re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[0]
+
+
+def is_handoff_tool(tool: str) -> bool:
+    """A tool that hands the conversation to a person (`transfer_to_human_agents`, `escalate`, ...)."""
+    return any(w in tool.lower() for w in HANDOFF_TOOL_WORDS)
+
+
+def _synonyms(verb: str) -> Synonyms:
+    return VERB_SYNONYMS.get(verb) or Synonyms((verb,))
+
+
+def verb_synonyms(tool: str) -> tuple[str, ...]:
+    """Words a user asking for `tool`'s action would likely use (its leading verb and a few synonyms)."""
+    return _synonyms(tool_verb(tool)).words
+
+
+def action_words(tool: str) -> list[str]:
+    """Words that name `tool`'s action in a question to the user: the verb, its synonyms, and, for a tool named
+    verb_record_thing (three words or more), the thing acted on in singular and plural ("baggage", "baggages").
+
+    The record noun (`cancel_reservation`, `cancel_pending_order`) is left out (see RECORD_NOUNS), and so is the noun
+    of any other two-word name but one whose verb is too plain to name the action (`make_payment` -> payment, pay,
+    charge; the verb "make" itself names nothing)."""
+    words = tool_words(tool)
+    if not words:
+        return []
+    head, thing = words[0], words[-1]
+    has_thing = thing not in RECORD_NOUNS and (len(words) >= 3 or (len(words) == 2 and head in LIGHT_VERBS))
+    verb = _synonyms(head)
+    out = [] if head in LIGHT_VERBS and has_thing else list(verb.words)
+    out += verb.in_questions
+    if has_thing:
+        out += [thing, thing[:-1]] if thing.endswith("s") and len(thing) > 3 else [thing, thing + "s"]
+        out += THING_EXTRA.get(thing, ())
+    return list(dict.fromkeys(out))
+
+
+def request_words(tool: str) -> tuple[str, ...]:
+    """Words by which the scripted user recognizes its request for `tool` in an agent's message: every word for the
+    verb, and what it acts on (the name's last word, unless that word only names the record).
+    `cancel_reservation` -> `("cancel",)`; `update_reservation_baggages` -> update, change, modify, add, edit, remove,
+    baggages, baggage, bags, bag, luggage."""
+    words = tool_words(tool)
+    if not words:
+        return ()
+    verb, rest = words[0], words[1:]
+    out = list(sum(_synonyms(verb), ()))
+    if rest and rest[-1] not in RECORD_WORDS:
+        out += [rest[-1], *NOUN_SYNONYMS.get(rest[-1], ())]
+    return tuple(dict.fromkeys(out))
