@@ -19,6 +19,11 @@ Three questions are asked of a message, by three readers, from one set of phrasi
 - `asks_confirmation` (the scripted user, before it answers): does the message use confirmation wording as a
   question ("?", or "please confirm")? Broader than `asks_for_yes`, because the user says yes only when the message
   also names one of its requests' action and target, which guards the yes.
+
+And of a domain's policy text, `policy_requires_confirmation`: does it ask for explicit confirmation before actions
+that change data? The miner then requires it of every write, and the policy excerpt an env shows keeps the block
+that says so (the excerpt's own looser test, "confirm" with "action", "update" or "database", kept the same blocks
+on every policy of the snapshot's data sets and was dropped).
 """
 
 from __future__ import annotations
@@ -167,3 +172,15 @@ def asks_confirmation(normalized: str) -> bool:
     """Whether `normalize`d text asks a confirmation: its wording, as a question ("?") or a request ("please
     confirm")."""
     return confirmation_wording(normalized) and ("?" in normalized or _CONFIRM_UNASKED.search(normalized) is not None)
+
+
+# ---- a domain's policy ------------------------------------------------------------------------------------------
+_POLICY_CONFIRM = re.compile(r"\bconfirm")
+_POLICY_BEFORE = re.compile(r"\b(before|prior to)\b")
+_POLICY_WRITE = re.compile(r"\b(action|update|change|database|write)")
+
+
+def policy_requires_confirmation(policy: str) -> bool:
+    """Whether a policy (or one of its blocks) asks for explicit confirmation before actions that change data."""
+    lowered = policy.lower()
+    return bool(_POLICY_CONFIRM.search(lowered) and _POLICY_BEFORE.search(lowered) and _POLICY_WRITE.search(lowered))

@@ -1,12 +1,11 @@
 """Message text made plain for reading: lower case, typographic quotes straight ("can’t" is "can't").
 
-Three strengths, each for the reader that needs it:
+Two strengths, each for the reader that needs it:
 
-- `straight`: lower case and straight apostrophes, nothing else (a refusal's words keep their punctuation);
-- `plain`: also the first `MAX_READ` characters only, straight double quotes, an em dash as " - " and markdown
-  emphasis ("**") dropped, line breaks kept: what the scripted user's reading of a turn sees;
-- `normalize`: `straight`, and `_` and `-` read as spaces, whitespace collapsed: what names of facts, actions and
-  targets are matched against ("booking_reference" ~ "booking reference").
+- `plain`: the first `MAX_READ` characters, straight quotes, an em dash as " - " and markdown emphasis ("**")
+  dropped, line breaks kept: what a turn is read as (its kind, a refusal);
+- `normalize`: straight apostrophes, and `_` and `-` read as spaces, whitespace collapsed: what names of facts,
+  actions and targets are matched against ("booking_reference" ~ "booking reference").
 """
 
 from __future__ import annotations
@@ -27,11 +26,6 @@ def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
-def straight(text: str) -> str:
-    """Lower case with typographic apostrophes as plain ones."""
-    return _replace(text, _APOSTROPHES).lower()
-
-
 def plain(text: str) -> str:
     """The first `MAX_READ` characters in lower case, typographic quotes made plain, an em dash as " - " and
     markdown emphasis dropped; line breaks kept."""
@@ -40,4 +34,4 @@ def plain(text: str) -> str:
 
 def normalize(text: str) -> str:
     """Lower case, typographic apostrophes made plain, `_` and `-` read as spaces, whitespace collapsed."""
-    return " ".join(_JOINERS.sub(" ", straight(text)).split())
+    return " ".join(_JOINERS.sub(" ", _replace(text, _APOSTROPHES).lower()).split())

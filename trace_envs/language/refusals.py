@@ -20,7 +20,13 @@ action.
 cannot be modified", "I'm sorry, but our policy ..."), with or without a reason, so the user stops asking for it;
 "I'm unable to proceed without your user id" asks for the id and "I can't find it" reports a failed lookup, and a
 sentence opening with "please note" informs. It was fitted on the scripted user's hand-labelled turns
-(tests/data/agent_turns.jsonl), `refuses_with_reason` on the labelers' (tests/data/labeled_turns.jsonl).
+(tests/data/agent_turns.jsonl), `refuses_with_reason` on the labelers' (tests/data/labeled_turns.jsonl). Both read
+the message `plain` (its first `MAX_READ` characters, as the user does; the labelers used to read it whole, with
+the same snapshot of mined specs and the same agreement figures), and share the phrasings of a decline ("can't",
+"not allowed", "does not allow"). Their lists stay two: one decline list made of both, with both sets of
+exceptions, read by the user and the labelers alike, agrees with 351 of the user's 359 turns instead of 353 and
+with 49 of the labelers' 51 refusal rows instead of 50, and changes what is mined on tau-bench airline (how many
+missing writes count as refused).
 
 The regexes are fixed literals (Python's `re`; no pattern from a spec reaches them).
 """
@@ -30,13 +36,18 @@ from __future__ import annotations
 import re
 
 from trace_envs.language.patterns import words_regex
-from trace_envs.language.plain import straight
+from trace_envs.language.plain import plain
 from trace_envs.language.sentences import sentences as split_sentences
 
+# Phrasings both readings decline with: "can't", "not allowed", "does not allow".
+_CANNOT = r"can't|cannot|can not"
+_NOT_ALLOWED = r"allowed|permitted|eligible|possible"
+_DOES_NOT = r"(does|do)(n't| not)"
+
 _DECLINE = re.compile(
-    r"\b(can't|cannot|can not|unable to|not able to|won't be able to|will not be able to|not in a position to|"
-    r"(not|isn't|aren't) (possible|eligible|allowed|permitted)|ineligible|non-refundable|not refundable|"
-    r"(does|do)(n't| not) (allow|permit|support)|must decline|no longer (possible|allowed)|"
+    rf"\b({_CANNOT}|unable to|not able to|won't be able to|will not be able to|not in a position to|"
+    rf"(not|isn't|aren't) ({_NOT_ALLOWED})|ineligible|non-refundable|not refundable|"
+    rf"{_DOES_NOT} (allow|permit|support)|must decline|no longer (possible|allowed)|"
     r"there (is|are) no (further |other )?(options?|way)|nothing (more|else) (i|we) can do)\b"
 )
 # A decline that is the user's, or hypothetical: "you're unable to", "if you can't".
@@ -51,7 +62,7 @@ _REASON = re.compile(
 )
 _FAILURE = re.compile(r"\b(technical|system) (issue|problem|error|glitch|outage)|\btemporar(y|ily)\b")
 # "basic economy flights cannot be modified": the subject of a "cannot be" is a kind of thing, not a pronoun.
-_RULE_OF_A_KIND = re.compile(r"\b([a-z][a-z\-]*)\s+(cannot|can't|can not|may not|are not|is not)\s+be\s+[a-z]+")
+_RULE_OF_A_KIND = re.compile(rf"\b([a-z][a-z\-]*)\s+({_CANNOT}|may not|are not|is not)\s+be\s+[a-z]+")
 _PRONOUNS = frozenset("it this that which they these those he she i we you and or but so also then still".split())
 
 
@@ -59,7 +70,7 @@ def refuses_with_reason(text: str | None, words: list[str] | None = None) -> boo
     """Whether an agent message declines a request and says why (see the module doc)."""
     if not text:
         return False
-    sentences = split_sentences(straight(text))
+    sentences = split_sentences(plain(text))
     named = words_regex(tuple(words)) if words else None
     for i, sentence in enumerate(sentences):
         if not _declines(sentence) or _FAILURE.search(sentence):
@@ -86,11 +97,11 @@ def _states_a_rule(sentence: str) -> bool:
 
 # The scripted user's reading: a refusal as a kind of turn.
 _REFUSAL = re.compile(
-    r"\b((i|we)('m| am| are|'re)? (still |simply |currently )?(can't|cannot|can not|unable|not able)|"
-    r"(cannot|can't|can not) be (modified|changed|cancell?ed|refunded|added|removed|rebooked|altered|upgraded|done|"
-    r"made|split)|can only be (made|done|changed|modified|cancell?ed|refunded|added)|"
-    r"(is|are) not (allowed|permitted|eligible|possible|supported)|not eligible|"
-    r"(doesn't|does not|don't|do not) (allow|support|permit|cover|provide)|(don't|do not) have access|"
+    rf"\b((i|we)('m| am| are|'re)? (still |simply |currently )?({_CANNOT}|unable|not able)|"
+    rf"({_CANNOT}) be (modified|changed|cancell?ed|refunded|added|removed|rebooked|altered|upgraded|done|"
+    rf"made|split)|can only be (made|done|changed|modified|cancell?ed|refunded|added)|"
+    rf"(is|are) not ({_NOT_ALLOWED}|supported)|not eligible|"
+    rf"{_DOES_NOT} (allow|support|permit|cover|provide)|(don't|do not) have access|"
     r"no (change fee option or )?exception|is strict|due to (the )?restrictions|(i'm|i am) sorry, but "
     r"(our|the|refunds?|according|basic|under|i|this|that|we))\b"
 )

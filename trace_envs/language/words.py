@@ -9,9 +9,13 @@ readers ask different questions and a word that serves one misleads another:
 - `in_questions`: they also name the action in a question to the user ("Shall I add a bag?" updates the baggage),
   but the labelers leave them out of user text, where "add" would hit "address" (`action_words`);
 - `to_the_user`: only the scripted user hears them as naming its request ("edit", "remove" for an update; "issue"
-  for a send). It says yes only when the question also names its target, which guards the yes. Read by the checks
-  they would change what is mined (measured on the eight data sets of the snapshot: "edit"/"remove" for an update,
-  the synonyms of "change" on telecom's `change_plan`, ...; see the test that pins them).
+  for a send); it says yes only when the question also names its target, which guards the yes.
+
+The table was two (the user's and the checks'). The user reading every word of both changes nothing measured (the
+snapshot of mined specs and env checks on the eight data sets, and both hand-labelled agreement figures); the
+checks reading the user's words does: "edit", "add", "remove" for an update change what is mined on tau-bench
+airline, the synonyms of "change" change it on telecom (`change_plan`), and all of them together take the
+confirmation labeler from 48 to 46 of its 48 rows. So the user's words are a reach of their own.
 
 Two views of a tool's words come from it:
 
@@ -19,9 +23,10 @@ Two views of a tool's words come from it:
   question or a refusal: the verb's `words` and `in_questions`, and, for a tool named verb_record_thing (three
   words or more, or two with a light verb such as `make_payment`), the thing acted on, singular and plural, with
   `THING_EXTRA`;
-- `request_words(tool)` (the scripted user): the words by which the user recognizes its request in an agent's
-  question or refusal: every reach of the verb, and the tool name's last word with `NOUN_SYNONYMS` (unless that word
-  only names the record).
+- `request_words(tool)` (the scripted user): every `action_words`, so the user hears its request named whenever the
+  reward does, and also the verb's `to_the_user` words and the tool name's last word with `NOUN_SYNONYMS`.
+
+Neither counts a word that only names the record (`RECORD_NOUNS`: "reservation", "order", "details", "id", ...).
 """
 
 from __future__ import annotations
@@ -87,10 +92,8 @@ LIGHT_VERBS = frozenset({"make", "do", "process", "issue", "apply", "submit", "c
 # record, so they would not show which action is meant.
 RECORD_NOUNS = frozenset(
     "reservation reservations booking bookings order orders user users account accounts customer customers profile "
-    "record records".split()
+    "record records details detail info information id ids".split()
 )
-# Also only the record, for the scripted user: "details", "info", "id" name no action on a record either.
-RECORD_WORDS = RECORD_NOUNS | frozenset("details detail info information id ids".split())
 # Words of tool names that hand the conversation to a person (`transfer_to_human_agents`, `escalate`, ...).
 HANDOFF_TOOL_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 
@@ -142,15 +145,16 @@ def action_words(tool: str) -> list[str]:
 
 
 def request_words(tool: str) -> tuple[str, ...]:
-    """Words by which the scripted user recognizes its request for `tool` in an agent's message: every word for the
-    verb, and what it acts on (the name's last word, unless that word only names the record).
-    `cancel_reservation` -> `("cancel",)`; `update_reservation_baggages` -> update, change, modify, add, edit, remove,
-    baggages, baggage, bags, bag, luggage."""
+    """Words by which the scripted user recognizes its request for `tool` in an agent's message: every word the
+    reward reads as naming the action (`action_words`), every other word for the verb, and what it acts on (the
+    name's last word, unless that word only names the record, with `NOUN_SYNONYMS`). `cancel_reservation` ->
+    `("cancel",)`; `update_reservation_baggages` -> update, change, modify, add, baggages, baggage, edit, remove,
+    bags, bag, luggage."""
     words = tool_words(tool)
     if not words:
         return ()
     verb, rest = words[0], words[1:]
-    out = list(sum(_synonyms(verb), ()))
-    if rest and rest[-1] not in RECORD_WORDS:
+    out = [*action_words(tool), *sum(_synonyms(verb), ())]
+    if rest and rest[-1] not in RECORD_NOUNS:
         out += [rest[-1], *NOUN_SYNONYMS.get(rest[-1], ())]
     return tuple(dict.fromkeys(out))

@@ -15,11 +15,12 @@ from typing import Any, Iterable
 from trace_envs.checks.attribution import attribute
 from trace_envs.families import Proposal, ProposalContext, all_families, get_family
 from trace_envs.families.base import policy_support
+from trace_envs.language.confirmations import policy_requires_confirmation
 from trace_envs.language.words import is_handoff_tool
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
-from trace_envs.spec.policy_text import asks_confirmation, excerpt, with_current_time
+from trace_envs.spec.policy_text import excerpt, with_current_time
 from trace_envs.spec.rules import Condition, PolicyRules, WriteRule
 from trace_envs.trajectories.models import Run
 from trace_envs.trajectories.results import ResultIndex, gate_candidates
@@ -128,7 +129,7 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
     identify = base.identify_user or (owner if owner and re.search(r"user\s*id|authenticat", policy, re.I) else None)
     return base.model_copy(update={
         "now": base.now or getattr(profile, "now", None),
-        "confirm_writes": base.confirm_writes or asks_confirmation(policy),
+        "confirm_writes": base.confirm_writes or policy_requires_confirmation(policy),
         "identify_user": identify,
     })
 

@@ -35,16 +35,16 @@ agreement, so waiting, nudging or not knowing never counts as a confirmation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
 from trace_envs.language.confirmations import asks_confirmation, confirmation_wording
 from trace_envs.language.instructions import action_regexes, action_sentences, names
-from trace_envs.language.patterns import inflected_regex, phrases_regex
+from trace_envs.language.patterns import phrases_regex, words_regex
 from trace_envs.language.plain import MAX_READ, normalize
 from trace_envs.language.questions import asking_segments, fact_phrasings, without_offered_options
 from trace_envs.language.turns import read_message
+from trace_envs.language.values import text_mentions
 from trace_envs.runtime.scenario import UserAction, UserRequest
 
 STOP = "###STOP###"
@@ -61,10 +61,6 @@ GIVE_UP_REPLY = "Never mind, I'll try again later."
 MAX_NUDGES = 3
 
 Status = Literal["pending", "done", "declined", "refused"]
-
-
-def _target_regex(target: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(target)}(?![A-Za-z0-9_])", re.IGNORECASE)
 
 
 def _scalars(value: Any, depth: int = 0) -> Iterator[str]:
@@ -102,8 +98,7 @@ class ScriptedUser:
         self._status: list[Status] = ["pending"] * len(self.requests)
         self._answered: list[bool] = [False] * len(self.requests)  # an info request's read has been observed
         self._fact_res = {label: phrases_regex(fact_phrasings(label, self.aliases.get(label, []))) for label in self.facts}
-        self._action_res = [inflected_regex(r.action_words) for r in self.requests]
-        self._target_res = [_target_regex(r.target) if r.target else None for r in self.requests]
+        self._action_res = [words_regex(r.action_words) for r in self.requests]
         self._nudges = 0
         self.actions = list(actions or [])
         self._instruction_res = [action_regexes(a.verbs, a.objects) for a in self.actions]
@@ -230,9 +225,9 @@ class ScriptedUser:
         for i, req in enumerate(self.requests):
             if req.kind in ("info", "act"):
                 continue
-            action, target = self._action_res[i], self._target_res[i]
-            has_action = bool(action and action.search(text))
-            has_target = bool(target and target.search(raw))
+            target = req.target or None
+            has_action = self._action_res[i].search(text) is not None
+            has_target = target is not None and text_mentions(target, raw)
             if strict and has_action and (target is None or has_target):
                 out.append(i)
             elif not strict and (has_target if target is not None else has_action):

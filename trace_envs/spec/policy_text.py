@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from trace_envs.language.confirmations import policy_requires_confirmation
+
 VERB_STEMS = {
     "update": ("update", "change", "modif"),
     "modify": ("modif", "change", "update"),
@@ -80,7 +82,7 @@ def excerpt(policy: str, writes: Iterable[str], handoffs: Iterable[str] = (), te
         hit = (
             heading in headed
             or any(_mentions(text, w) for w in writes)
-            or (writes and "confirm" in lowered and ("action" in lowered or "update" in lowered or "database" in lowered))
+            or (writes and policy_requires_confirmation(text))
             or (handoffs and "transfer" in lowered and "human" in lowered)
             or any(re.search(rf"\b{re.escape(t)}\b", lowered) for t in terms)
             or bool(_STATES_NOW.search(text))
@@ -108,11 +110,3 @@ def with_current_time(text: str, now: str | None) -> str:
     if not now or not has_time_rules(text) or _STATES_NOW.search(text):
         return text
     return f"The current time is {now.replace('T', ' ')}.\n\n{text}"
-
-
-def asks_confirmation(policy: str) -> bool:
-    """Whether the policy asks for explicit confirmation before actions that change data."""
-    lowered = policy.lower()
-    return bool(re.search(r"\bconfirm", lowered)) and bool(re.search(r"\b(before|prior to)\b", lowered)) and bool(
-        re.search(r"\b(action|update|change|database|write)", lowered)
-    )
