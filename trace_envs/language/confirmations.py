@@ -15,10 +15,15 @@ Three questions are asked of a message, by three readers, from one set of phrasi
   patterns come from specs and run on RE2 (the checks compile them; these functions take them compiled).
 - `asks_for_yes` (the scripted user's reading of a turn's kind): does the turn ask for a yes to an action of the
   agent's side ("Would you like me to cancel ...?", "Please confirm with yes to proceed", "Shall I ...?"), any
-  action (reads such as "list" or "look up" are none)?
-- `asks_confirmation` (the scripted user, before it answers): does the message use confirmation wording as a
-  question ("?", or "please confirm")? Broader than `asks_for_yes`, because the user says yes only when the message
-  also names one of its requests' action and target, which guards the yes.
+  action (reads such as "list" or "look up" are none)? Not the reward's test without words and details: read that
+  way, the user's hand-labelled turns agree 334 times in 359 instead of 353 (questions for facts that hold
+  "confirm" or "would you like" are taken for confirmations).
+- `asks_confirmation` (the scripted user, before it answers): does the message use confirmation wording in a
+  question, a question as the reward reads one ("?" or what stands in for one)? Broader than `asks_for_yes`,
+  because the user says yes only when the message also names one of its requests' action and target, which guards
+  the yes. (It took only "?" and "please / can you confirm" before; so "... Please let me know if you'd like me to
+  proceed with that." asked the reward for a yes, not the user. Read as the reward reads a question, the snapshot
+  and both figures are the same.)
 
 And of a domain's policy text, `policy_requires_confirmation`: does it ask for explicit confirmation before actions
 that change data? The miner then requires it of every write, and the policy excerpt an env shows keeps the block
@@ -71,21 +76,19 @@ _CONFIRM = re.compile(
     rf"\b({_ASK_WORDS}|okay to|is (that|this|it) (correct|right|ok|okay|fine|alright)|yes or no|can i go|may i|"
     r"do you (still )?(want|wish) to|would you (still )?like to)\b"
 )
-# A confirmation asked without a question mark.
-_CONFIRM_UNASKED = re.compile(rf"{_PLEASE_CONFIRM}|\b(can you|could you) confirm\b")
 
 # Actions the agent takes on its side: what a confirmation asks about (reads such as "list" or "look up" are not).
-WRITE_VERBS = (
+_WRITE = (
     r"(proceed|go ahead|continue|book|cancel|change|modify|upgrade|downgrade|update|exchange|return|issue|send|"
     r"submit|refund|transfer|add|remove|switch|place|apply|process|finalize|make (the|these|this|those) changes?|"
     r"use)\w*"
 )
-_WRITE_VERB = re.compile(rf"\b{WRITE_VERBS}\b")
-_WOULD_YOU = re.compile(rf"\b(would|do) you (still )?(like|want|wish) (me )?to\b.{{0,80}}?\b{WRITE_VERBS}\b")
+_WRITE_VERB = re.compile(rf"\b{_WRITE}\b")
+_WOULD_YOU = re.compile(rf"\b(would|do) you (still )?(like|want|wish) (me )?to\b.{{0,80}}?\b{_WRITE}\b")
 _CHOICE = re.compile(r"\b(which|what|how)\b[^.?!]{0,40}\bwould you")
 _CONFIRM_YOU_WANT = re.compile(
     rf"\bconfirm(ation)? (if|that|whether) you('d| would)? (still )?(want|like|wish|would like) (me )?to\b.{{0,60}}?"
-    rf"\b{WRITE_VERBS}\b"
+    rf"\b{_WRITE}\b"
 )
 _CONFIRM_ALL = re.compile(
     r"\bconfirm (if|that|whether) (everything|all|this|these|the (details|changes|above))|"
@@ -169,9 +172,9 @@ def confirmation_wording(normalized: str) -> bool:
 
 
 def asks_confirmation(normalized: str) -> bool:
-    """Whether `normalize`d text asks a confirmation: its wording, as a question ("?") or a request ("please
-    confirm")."""
-    return confirmation_wording(normalized) and ("?" in normalized or _CONFIRM_UNASKED.search(normalized) is not None)
+    """Whether `normalize`d text asks a confirmation: its wording, in a question ("?") or what stands in for one
+    ("please confirm", "reply yes", "(yes/no)", "let me know if you'd like me to"), as the reward reads one."""
+    return confirmation_wording(normalized) and _is_question(normalized)
 
 
 # ---- a domain's policy ------------------------------------------------------------------------------------------

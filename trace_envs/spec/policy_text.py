@@ -10,19 +10,8 @@ import re
 from collections.abc import Iterable
 
 from trace_envs.language.confirmations import policy_requires_confirmation
+from trace_envs.language.words import policy_nouns, policy_stems
 
-VERB_STEMS = {
-    "update": ("update", "change", "modif"),
-    "modify": ("modif", "change", "update"),
-    "book": ("book",),
-    "cancel": ("cancel",),
-    "refund": ("refund",),
-    "exchange": ("exchang",),
-    "return": ("return",),
-    "send": ("send", "compensat", "certificate"),
-    "transfer": ("transfer",),
-}
-GENERIC_NOUNS = {"reservation", "reservations", "order", "orders", "user", "details", "pending", "delivered", "items"}
 _TIME_RULE = re.compile(r"\b(\d+\s*(hours?|days?|minutes?|weeks?)|within|current time|today|dates?|flown)\b", re.I)
 _STATES_NOW = re.compile(r"current (time|date)", re.I)
 MAX_FALLBACK = 1_200
@@ -55,16 +44,11 @@ def _blocks(policy: str) -> list[tuple[str, str]]:
     return out
 
 
-def _stems(tool: str) -> tuple[tuple[str, ...], list[str]]:
-    words = tool.lower().split("_")
-    verbs = VERB_STEMS.get(words[0], (words[0],))
-    nouns = [w.rstrip("s") for w in words[1:] if w not in GENERIC_NOUNS and len(w) > 2]
-    return verbs, nouns
-
-
 def _mentions(text: str, tool: str) -> bool:
+    """Whether a policy block names `tool`'s action: one of its verb's stems and, when its name has any, one of its
+    nouns (`language.words.policy_stems`, `policy_nouns`)."""
     lowered = text.lower()
-    verbs, nouns = _stems(tool)
+    verbs, nouns = policy_stems(tool), policy_nouns(tool)
     verb_hit = any(re.search(rf"\b{re.escape(v)}", lowered) for v in verbs)
     return verb_hit and (not nouns or any(re.search(rf"\b{re.escape(n)}", lowered) for n in nouns))
 
