@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from trace_envs.language.words import is_handoff_tool
+from trace_envs.language.words import is_handoff_tool, tool_verb
 from trace_envs.runtime.base import TraceEnv
 
 ProbeKind = Literal["content_free", "decision"]
@@ -270,7 +270,7 @@ def _requested_writes(env: TraceEnv, view: View) -> list[dict[str, Any]]:
     """The write tools whose leading verb the user's messages use; every write tool when none matches."""
     writes = [f for f in view.functions() if _kind_of(env, f["name"]) == "write"]
     said = " ".join(view.user_texts()).lower()
-    named = [f for f in writes if f["name"].split("_")[0].lower() in said]
+    named = [f for f in writes if tool_verb(f["name"]) in said]
     return named or writes
 
 

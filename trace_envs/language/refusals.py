@@ -21,8 +21,9 @@ cannot be modified", "I'm sorry, but our policy ..."), with or without a reason,
 "I'm unable to proceed without your user id" asks for the id and "I can't find it" reports a failed lookup, and a
 sentence opening with "please note" informs. It was fitted on the scripted user's hand-labelled turns
 (tests/data/agent_turns.jsonl), `refuses_with_reason` on the labelers' (tests/data/labeled_turns.jsonl). Both read
-the message `plain` (its first `MAX_READ` characters, as the user does; the labelers used to read it whole, with
-the same snapshot of mined specs and the same agreement figures), and share the phrasings of a decline ("can't",
+the message's `plain_sentences` (its first `MAX_READ` characters, lower case, list markers dropped, as the user
+does; the labelers used to read it whole, markers kept: the snapshot of mined specs and the agreement figures are
+the same), and share the phrasings of a decline ("can't",
 "not allowed", "does not allow"). Their lists stay two: one decline list made of both, with both sets of
 exceptions, read by the user and the labelers alike, agrees with 351 of the user's 359 turns instead of 353 and
 with 49 of the labelers' 51 refusal rows instead of 50, and changes what is mined on tau-bench airline (how many
@@ -36,8 +37,7 @@ from __future__ import annotations
 import re
 
 from trace_envs.language.patterns import words_regex
-from trace_envs.language.plain import plain
-from trace_envs.language.sentences import sentences as split_sentences
+from trace_envs.language.sentences import plain_sentences
 
 # Phrasings both readings decline with: "can't", "not allowed", "does not allow".
 _CANNOT = r"can't|cannot|can not"
@@ -70,7 +70,7 @@ def refuses_with_reason(text: str | None, words: list[str] | None = None) -> boo
     """Whether an agent message declines a request and says why (see the module doc)."""
     if not text:
         return False
-    sentences = split_sentences(plain(text))
+    sentences = plain_sentences(text)
     named = words_regex(tuple(words)) if words else None
     for i, sentence in enumerate(sentences):
         if not _declines(sentence) or _FAILURE.search(sentence):

@@ -250,7 +250,7 @@ class ScriptedUser:
             stated = without_offered_options(segment)
             for label, pattern in self._fact_res.items():
                 value = str(self.facts[label])
-                if label not in asked and pattern.search(text) and value.lower() not in stated:
+                if label not in asked and pattern.search(text) and not text_mentions(value, stated):
                     asked.append(label)
         return [label for label in self.facts if label in asked]
 
