@@ -11,16 +11,19 @@ readers ask different questions and a word that serves one misleads another:
 - `to_the_user`: only the scripted user hears them as naming its request ("edit", "remove" for an update; "issue"
   for a send); it says yes only when the question also names its target, which guards the yes;
 - `in_policy`: the stems that find the action in a domain's policy text (`policy_stems`), each read as the start
-  of a word ("modif" finds "modified"); `words` unless given. Given for the four verbs the policy excerpt had its own
-  stems for (it had a verb table of its own): reading `words` for every verb, stemmed as `words_regex` stems them,
-  with or without the record nouns ("reservation" for a booking), changes the policy excerpts of the airline specs
-  (measured); keeping these four and reading `words` for every other verb keeps every excerpt as it was.
+  of a word ("modif" finds "modified"); `words` unless given. Given for the verbs the policy excerpt had stems of
+  its own for (it kept a verb table of its own) and for a transfer (the excerpt read only "transfer"): reading
+  `words` for every verb, stemmed as `words_regex` stems them, with or without the record nouns ("reservation" for
+  a booking), changes the policy excerpts of the airline specs (measured); keeping these and reading `words` for
+  every other verb keeps every excerpt as it was.
 
 The table was two (the user's and the checks'). The user reading every word of both changes nothing measured (the
 snapshot of mined specs and env checks on the eight data sets, and both hand-labelled agreement figures); the
-checks reading the user's words does: "edit", "add", "remove" for an update change what is mined on tau-bench
-airline, the synonyms of "change" change it on telecom (`change_plan`), and all of them together take the
-confirmation labeler from 48 to 46 of its 48 rows. So the user's words are a reach of their own.
+checks reading the user's words does: "edit", "add", "remove" for an update change what is mined on tau-bench and
+tau2 airline and tau2 retail, the synonyms of "change" change it on the utility domain (`change_plan`), and
+"reimburse", "replace", "send back" and "issue" take the confirmation labeler from 48 to 46 of its 48 rows and change
+what is mined on tau-bench airline, tau2 retail and telecom. So those words are the user's own reach. The user's
+words for a transfer ("hand over", "human", ...) change nothing when the checks read them too: they are everyone's.
 
 Two views of a tool's words come from it:
 
@@ -61,7 +64,8 @@ VERB_SYNONYMS: dict[str, Synonyms] = {
     "exchange": Synonyms(("exchange", "swap"), (), ("replace",), ("exchang",)),
     "return": Synonyms(("return",), (), ("send back",)),
     "send": Synonyms(("send", "compensat", "certificate"), (), ("issue",)),
-    "transfer": Synonyms(("transfer",), (), ("hand over", "connect", "escalate", "human", "representative")),
+    "transfer": Synonyms(("transfer", "hand over", "connect", "escalate", "human", "representative"),
+                         in_policy=("transfer",)),
     "remove": Synonyms(("remove",), (), ("delete",)),
     "delete": Synonyms(("delete",), (), ("remove",)),
     "refuel": Synonyms(("refuel", "top up"), ("add",)),
