@@ -5,7 +5,7 @@ correct run does. Diffing a run's successful state-changing calls against them n
 outcome alone cannot:
 
 - `missing_write`: an expected write was never made; `instead` says what the agent did (made another write,
-  transferred, refused with a reason as `checks.refusing` reads one, the call failed, or it stopped);
+  transferred, refused with a reason as `language.refusals` reads one, the call failed, or it stopped);
 - a write on the right tool with an argument that differs, typed by where the values were, in this order:
   `wrong_number` (both numbers: an amount or a count computed wrong), `user_claim` (the agent used a value the user
   stated where the records held the expected one), `invented_value` (the agent's value appears nowhere it saw),
@@ -27,7 +27,8 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
-from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.language.refusals import refuses_with_reason
+from trace_envs.language.words import is_handoff_tool
 from trace_envs.trajectories.models import PROSE_ARGS, GroundTruthAction, Run, ToolCall
 
 DepartureKind = Literal[
@@ -52,7 +53,6 @@ KIND_TEXT = {
     "said": "the writes match: the failure is in what was said",
 }
 Instead = Literal["other_write", "transferred", "refused", "call_failed", "stopped"]
-HANDOFF_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 MAX_EVIDENCE = 300
 FREE_TEXT_ARGS = PROSE_ARGS
 
@@ -98,17 +98,12 @@ class Attribution(BaseModel):
                 if d.kind == kind and (tool is None or d.tool == tool) and (arg is None or d.arg == arg)]
 
 
-def is_handoff(name: str) -> bool:
-    """A tool that hands the conversation to a person (`transfer_to_human_agents`, `escalate`, ...)."""
-    return any(w in name.lower() for w in HANDOFF_WORDS)
-
-
 def state_changing(name: str, arguments: dict[str, Any], kinds: dict[str, str]) -> bool:
     """A call that changes what the benchmark grades: a write or a handoff, not a read nor a prose-only tool."""
     kind = kinds.get(name, "other")
     if kind == "read":
         return False
-    if kind == "write" or is_handoff(name):
+    if kind == "write" or is_handoff_tool(name):
         return True
     return bool(arguments) and not all(k in FREE_TEXT_ARGS for k in arguments)
 
@@ -225,7 +220,7 @@ def _agreement(g: GroundTruthAction, c: ToolCall) -> int:
 def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[ToolCall]) -> Instead:
     if any(c.name == tool and c.error for c in seen_calls):
         return "call_failed"
-    if any(is_handoff(c.name) for c in unmatched):
+    if any(is_handoff_tool(c.name) for c in unmatched):
         return "transferred"
     if unmatched:
         return "other_write"
@@ -268,7 +263,7 @@ def attribute(run: Run, kinds: dict[str, str]) -> Attribution | None:
                 continue
             out.append(_arg_departure(g, c, arg, seen).model_copy(update={"call": position[id(c)]}))
     for g in missing:
-        if is_handoff(g.name):
+        if is_handoff_tool(g.name):
             out.append(Departure(kind="missing_handoff", tool=g.name, expected=_call(g.name, g.arguments),
                                  evidence=f"the agent never called {g.name}"))
             continue
@@ -276,7 +271,7 @@ def attribute(run: Run, kinds: dict[str, str]) -> Attribution | None:
                              instead=_instead(run, g.name, open_calls, calls),
                              evidence=f"no successful {g.name} call matches it"))
     for c in open_calls:
-        kind = "unwarranted_handoff" if is_handoff(c.name) else "unwarranted_write"
+        kind = "unwarranted_handoff" if is_handoff_tool(c.name) else "unwarranted_write"
         out.append(Departure(kind=kind, tool=c.name, actual=_call(c.name, c.arguments), call=position[id(c)],
                              evidence=f"the expected actions make no {c.name} call like it"))
     positions = [p for _, p in sorted(exact)]
