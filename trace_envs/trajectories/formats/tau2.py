@@ -98,7 +98,7 @@ def simulation_record(sim: Any, idx: int, file: str, ctx: _Context) -> tuple[str
         raise RunError(where, f'expected "reward_info" to be an object, got {got(reward_info)}')
     reward_val = (reward_info or {}).get("reward")
     reward, success = reward_success(reward_val if reward_info is not None else 0.0, None, where, "reward_info.reward")
-    messages, joiner = openai_messages(msgs, where, "messages", copy=True, error_prefix=False)
+    messages, joiner = openai_messages(msgs, where, "messages", copy=True)
     task = ctx.tasks.get(str(task_id), {})
     crit = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), dict) else {}
     meta: dict[str, Any] = {"domain": ctx.domain} if ctx.domain else {}
