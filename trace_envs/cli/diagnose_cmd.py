@@ -49,7 +49,7 @@ def diagnose(
         for runs in groups.values():
             match = next((r for r in runs if r.run_id == run), None)
             if match is not None:
-                kinds = dict(build_profile(runs).kinds)
+                kinds = build_profile(runs).kinds
                 _print_run(match, attribute(match, kinds), as_json)
                 return
         near = [r.run_id for rs in groups.values() for r in rs if r.run_id.startswith(run.rsplit("/", 1)[0])][:5]
@@ -57,7 +57,7 @@ def diagnose(
                                                                           if near else ""))
     out = {}
     for name, runs in groups.items():
-        kinds = dict(build_profile(runs).kinds)
+        kinds = build_profile(runs).kinds
         atts = [a for a in (attribute(r, kinds) for r in runs) if a is not None]
         out[name] = {"runs": len(runs), "with_expected_actions": len(atts),
                      "failed": sum(not a.success for a in atts), "table": departure_table(atts)}
