@@ -270,8 +270,7 @@ class Behaviour:
                 if before != c.result:
                     self.changed.update(touching)
                 else:
-                    self.unchanged.update({b.name for b in between} - touching)
-                    self.unchanged.update(touching)
+                    self.unchanged.update({b.name for b in between})
             last[key] = (i, c.result)
 
     def strong(self, name: str) -> tuple[ToolKind, str] | None:

@@ -76,7 +76,7 @@ class _File:
         self.runs = 0
         self.regraded = 0
         self.example = ""
-        self.passed: dict[str, list[bool]] = defaultdict(list)  # task -> per passed run: made its expected actions
+        self.passed: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # task -> [passed runs, of them made theirs]
 
 
 class TrustAudit:
@@ -96,7 +96,9 @@ class TrustAudit:
         if run.success and run.ground_truth is not None:
             share = made_share(run)
             if share is not None:
-                f.passed[run.task_id].append(share >= MADE_SHARE)
+                counts = f.passed[run.task_id]
+                counts[0] += 1
+                counts[1] += share >= MADE_SHARE
 
     def findings(self) -> list[TrustFinding]:
         out = []
@@ -104,9 +106,9 @@ class TrustAudit:
             if f.regraded:
                 out.append(TrustFinding(file=file, kind="graded_on_another_task", affected=f.regraded, total=f.runs,
                                         example=f.example))
-            not_made = sorted(t for t, made in f.passed.items() if sum(made) < len(made) / 2 or not any(made))
+            not_made = sorted(t for t, (runs, made) in f.passed.items() if made < runs / 2 or not made)
             if len(f.passed) >= MIN_TASKS and len(not_made) > MOST_TASKS * len(f.passed):
-                runs = sum(len(f.passed[t]) for t in not_made)
+                runs = sum(f.passed[t][0] for t in not_made)
                 out.append(TrustFinding(file=file, kind="expected_actions_not_made", affected=len(not_made),
                                         total=len(f.passed), example=f"{runs} passed runs, e.g. task {not_made[0]}"))
         return out
