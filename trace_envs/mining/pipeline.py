@@ -193,7 +193,7 @@ def mine(
         from trace_envs.mining.llm import LLMLabeler, propose_llm
 
         mode = f"llm:{llm.name}"
-        index = ResultIndex(head, dict(profile.kinds))
+        index = ResultIndex(head, profile.kinds)
         outcome = propose_llm(llm, profile, contrast_pairs(groups, o.max_pairs), pairs_per_prompt=o.pairs_per_prompt,
                               concurrency=o.concurrency, existing={c.name for c in candidates}, index=index)
         warnings += outcome.warnings
@@ -204,7 +204,7 @@ def mine(
         candidates = candidates[: o.max_candidates]
     if not candidates:
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
-    kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
+    kinds = profile.kinds if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
     collector = DiagnosisCollector()
     matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector,
                         attributions=attributions)
@@ -283,7 +283,7 @@ def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, override
         skipped: list[str] = []
         cands = propose_offline(profile, group, min_calls=o.min_calls, skipped=skipped)
         warnings += [f"{name}: not proposed: {line}" for line in skipped]
-        per_domain.append((group, cands, dict(profile.kinds)))
+        per_domain.append((group, cands, profile.kinds))
     seen = Counter(c.name for _, cands, _ in per_domain for c in cands)
     candidates: list[Candidate] = []
     for _, cands, _ in per_domain:
