@@ -140,6 +140,23 @@ def write_tau2(runs: Iterable[Run], path: str | Path, *, domain: str, policy: st
 
 
 # ---- ToolSandbox -----------------------------------------------------------------------------------------------------
+SANDBOX_COLUMNS = ("sender", "recipient", "content", "openai_tool_call_id", "openai_function_name",
+                   "conversation_active", "tool_call_exception", "tool_trace", "visible_to")
+"""The columns of a row of ToolSandbox's SANDBOX message table (execution_context.json `_dbs.SANDBOX`)."""
+
+
+def call_code(call_id: str, name: str, args: dict[str, Any]) -> str:
+    """What ToolSandbox's `openai_tool_call_to_python_code` writes for an agent's tool call."""
+    return (f"{call_id}_parameters = {args!r}\n{call_id}_response = {name}(**{call_id}_parameters)\n"
+            f"print(repr({call_id}_response))")
+
+
+def folder_name(index: int, seed: int) -> str:
+    """A planted run folder's name, `agent_<model>_user_<model>_<MM_DD_YYYY_HH_MM_SS>`, for folder `index`."""
+    stamp = f"{(seed % 12) + 1:02d}_{(index % 28) + 1:02d}_2024_{10 + index // 28 % 12:02d}_{index % 60:02d}_00"
+    return f"agent_planted-agent_user_planted-user_{stamp}"
+
+
 def _python_repr(text: str | None) -> str:
     """A tool result as ToolSandbox prints it: the repr of the value (a JSON result read back as Python)."""
     try:
@@ -157,15 +174,13 @@ def _toolsandbox_run(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any
     """(conversation.json, the SANDBOX rows of execution_context.json) of one run. The user's own tool calls are
     ToolSandbox's user simulator's business and never in the agent's conversation: they are left out, the user's
     words about them stay."""
-    from trace_envs.datasets.toolsandbox_planted import _COLUMNS, call_code
-
     errors = {c.id: c.error for c in run.tool_calls}
     conversation: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     user_calls: set[str] = set()
 
     def row(sender: str, recipient: str, content: str, **extra: Any) -> None:
-        r = dict.fromkeys(_COLUMNS)
+        r = dict.fromkeys(SANDBOX_COLUMNS)
         r.update({"sender": sender, "recipient": recipient, "content": content, "conversation_active": True,
                   "visible_to": [sender, recipient], **extra})
         rows.append(r)
@@ -201,30 +216,23 @@ def _toolsandbox_run(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return conversation, rows
 
 
-def toolsandbox_folder(trial: int) -> str:
-    """The run folder of trial `trial`: `agent_<model>_user_<model>_<MM_DD_YYYY_HH_MM_SS>`."""
-    return f"agent_planted-agent_user_planted-user_{trial % 12 + 1:02d}_{trial % 28 + 1:02d}_2025_10_{trial % 60:02d}_00"
-
-
 def write_toolsandbox(runs: Iterable[Run], root: str | Path) -> Path:
     """ToolSandbox run folders under `root`, one per trial, each with one run of every task (its scenario):
     `result_summary.json` (similarity = the run's reward) and `trajectories/<scenario>/{conversation,
     execution_context}.json`. ToolSandbox logs carry no expected actions."""
-    from trace_envs.datasets.toolsandbox_planted import _COLUMNS
-
     root = Path(root)
     by_trial: dict[int, list[Run]] = {}
     for run in runs:
         by_trial.setdefault(run.trial, []).append(run)
     for trial, trial_runs in sorted(by_trial.items()):
-        run_dir = root / toolsandbox_folder(trial)
+        run_dir = root / folder_name(trial, 0)
         results = []
         for run in trial_runs:
             name = scenario_name(run.task_id)
             conversation, rows = _toolsandbox_run(run)
             tools = sorted({c.name for c in run.tool_calls if c.requestor == "agent"}
                            | {t["function"]["name"] for t in run.tools or []})
-            context = {"_dbs": {"SANDBOX": [{"sandbox_message_index": 0, **dict.fromkeys(_COLUMNS)}]
+            context = {"_dbs": {"SANDBOX": [{"sandbox_message_index": 0, **dict.fromkeys(SANDBOX_COLUMNS)}]
                                 + [{"sandbox_message_index": i + 1, **r} for i, r in enumerate(rows)]},
                        "interactive_console": None, "tool_allow_list": ["end_conversation", *tools],
                        "tool_deny_list": None, "trace_tool": True, "tool_augmentation_list": [],
