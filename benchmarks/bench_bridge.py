@@ -94,7 +94,7 @@ class HandRefundEnv:
         return (1.0 + float(hits[0][1]) + float(self.refunds[0][2])) / 3.0
 
 
-def _time_run(factory: Any, dataset: Any, script: Any) -> float:
+def _time_run(factory: Any, dataset: Any, script: Any, steps: int = STEPS) -> float:
     from _doubles import scripted_trainer_class
     from peft import LoraConfig
     from trl import GRPOConfig
@@ -103,7 +103,7 @@ def _time_run(factory: Any, dataset: Any, script: Any) -> float:
 
     loaded = build_tiny()
     with tempfile.TemporaryDirectory() as tmp:
-        args = GRPOConfig(output_dir=tmp, max_steps=STEPS, num_generations=GROUP, per_device_train_batch_size=GROUP,
+        args = GRPOConfig(output_dir=tmp, max_steps=steps, num_generations=GROUP, per_device_train_batch_size=GROUP,
                           learning_rate=1e-3, max_completion_length=1024, logging_steps=1, save_strategy="no",
                           report_to="none", seed=0, disable_tqdm=True, log_level="error", bf16=False)
         trainer = scripted_trainer_class(script)(
@@ -113,10 +113,10 @@ def _time_run(factory: Any, dataset: Any, script: Any) -> float:
         )
         t0 = time.perf_counter()
         trainer.train()
-        return (time.perf_counter() - t0) / STEPS
+        return (time.perf_counter() - t0) / steps
 
 
-def run() -> list[str]:
+def run(steps: int = STEPS, rounds: int = ROUNDS, warm_up: bool = True) -> list[str]:
     import contextlib
     import io
 
@@ -125,25 +125,31 @@ def run() -> list[str]:
     from trace_envs.integrations.trl import bridge_class, build_dataset
 
     env_id = register_toy()
-    seeds = range(STEPS)
+    seeds = range(steps)
     dataset = build_dataset(env_id, seeds)
     script = OracleScript(env_id, seeds)
     bridge = bridge_class(env_id)
     times: dict[str, list[float]] = {"bridge": [], "hand": []}
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        _time_run(HandRefundEnv, dataset, script)  # warm-up (imports, kernels)
-        for _ in range(ROUNDS):
-            times["bridge"].append(_time_run(bridge, dataset, script))
-            times["hand"].append(_time_run(HandRefundEnv, dataset, script))
+        if warm_up:
+            _time_run(HandRefundEnv, dataset, script, steps)  # imports, kernels
+        for _ in range(rounds):
+            times["bridge"].append(_time_run(bridge, dataset, script, steps))
+            times["hand"].append(_time_run(HandRefundEnv, dataset, script, steps))
     # min over interleaved rounds: the least disturbed run of each (the machine is shared; medians drift with load)
     b, h = min(times["bridge"]), min(times["hand"])
     ratio = b / h
     return [
-        f"GRPO step (tiny model, group {GROUP}, scripted oracle/junk completions, {STEPS} steps x {ROUNDS} rounds)",
+        f"GRPO step (tiny model, group {GROUP}, scripted oracle/junk completions, {steps} steps x {rounds} rounds)",
         f"bridge: {b:.3f} s/step   hand-written env: {h:.3f} s/step",
         f"ratio bridge/hand: {ratio:.3f} (floor {FLOOR}) {'PASS' if ratio <= FLOOR else 'FAIL'}",
     ]
+
+
+def smoke() -> list[str]:
+    """One GRPO step through each env class, no warm-up."""
+    return run(steps=1, rounds=1, warm_up=False)
 
 
 if __name__ == "__main__":

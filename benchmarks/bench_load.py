@@ -203,9 +203,9 @@ def drive(env_id: str, num_envs: int, mode: str, total_steps: int, seed: int = 0
     return LoadResult(env_id, num_envs, mode, iterations * num_envs, seconds, episodes, verified, rss_warm, rss_end)
 
 
-def throughput(env_id: str, steps: int = 4000) -> list[str]:
+def throughput(env_id: str, steps: int = 4000, sizes: tuple[int, ...] = (1, 2, 8)) -> list[str]:
     lines = []
-    for num_envs in (1, 2, 8):
+    for num_envs in sizes:
         for mode in ("sync", "async"):
             r = drive(env_id, num_envs, mode, steps)
             lines.append(f"{env_id} {mode:5s} x{num_envs}: {r.steps_per_second:8.0f} steps/s "
@@ -213,13 +213,13 @@ def throughput(env_id: str, steps: int = 4000) -> list[str]:
     return lines
 
 
-def long_run(env_id: str, steps: int) -> list[str]:
-    r = drive(env_id, 8, "async", steps)
+def long_run(env_id: str, steps: int, num_envs: int = 8) -> list[str]:
+    r = drive(env_id, num_envs, "async", steps)
     mib = lambda d: sum(d.values()) / 2**20  # noqa: E731
     per = ", ".join(f"{k} {r.rss_warm[k] / 2**20:.0f}->{r.rss_end[k] / 2**20:.0f}" for k in r.rss_end if k in r.rss_warm)
     ok = r.growth <= GROWTH_CEILING
     return [
-        f"{env_id} async x8: {r.steps} steps, {r.episodes} episodes in {r.seconds:.1f} s "
+        f"{env_id} async x{num_envs}: {r.steps} steps, {r.episodes} episodes in {r.seconds:.1f} s "
         f"({r.steps_per_second:.0f} steps/s); the first {r.verified} steps equal single envs' (observations, rewards, "
         f"ends, infos)",
         f"RSS parent+workers after warm-up {mib(r.rss_warm):.0f} MiB, at the end {mib(r.rss_end):.0f} MiB: "
@@ -232,6 +232,12 @@ def run() -> list[str]:
     env_id = default_env_id()
     steps = int(os.environ.get("TRACE_ENVS_LOAD_STEPS", "100000"))
     return throughput(env_id) + long_run(env_id, steps)
+
+
+def smoke() -> list[str]:
+    """One and two envs, sync and async, a few hundred steps; the long run over two workers."""
+    env_id = default_env_id()
+    return throughput(env_id, steps=200, sizes=(1, 2)) + long_run(env_id, 400, num_envs=2)
 
 
 if __name__ == "__main__":

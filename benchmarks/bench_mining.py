@@ -213,20 +213,26 @@ def random_mining(n_seeds: int, out: Path | None = None) -> list[str]:
     return lines
 
 
-def run() -> list[str]:
+def run(seeds: int = SEEDS, helpdesk_seeds: int | None = None, runs: int = RUNS_PER_SEED,
+        sizes: list[int] | None = None) -> list[str]:
+    """Recovery over `seeds` seeds of `runs` runs (help desk: `helpdesk_seeds`, TRACE_BENCH_HELPDESK_SEEDS or 10),
+    then offline mining of each of `sizes` runs (1,000 and 10,000; TRACE_BENCH_100K=1 adds 100,000). With
+    TRACE_BENCH_RANDOM=N, N randomized domains instead (`python -m benchmarks mining --random N`)."""
     if os.environ.get("TRACE_BENCH_RANDOM"):
         out = Path(os.environ.get("TRACE_BENCH_RANDOM_OUT", "out/random_mining.json"))
         return random_mining(int(os.environ["TRACE_BENCH_RANDOM"]), out)
     lines = []
-    helpdesk_seeds = int(os.environ.get("TRACE_BENCH_HELPDESK_SEEDS", "10"))
-    for domain, seeds in (("retail", SEEDS), ("helpdesk", helpdesk_seeds)):
-        lines.append(f"planted-deficit recovery, {domain}, {seeds} seeds x {RUNS_PER_SEED} runs "
+    if helpdesk_seeds is None:
+        helpdesk_seeds = int(os.environ.get("TRACE_BENCH_HELPDESK_SEEDS", "10"))
+    for domain, n_seeds in (("retail", seeds), ("helpdesk", helpdesk_seeds)):
+        lines.append(f"planted-deficit recovery, {domain}, {n_seeds} seeds x {runs} runs "
                      "(offline proposer, default thresholds)")
-        table, p, r, clean = recovery_table(seeds, domain=domain)
+        table, p, r, clean = recovery_table(n_seeds, runs, domain=domain)
         lines += table
         ok = p >= 0.9 and r >= 0.9 and clean
         lines.append(f"floor precision >= 0.9 and recall >= 0.9, no decoy ({domain}): {'OK' if ok else 'FAIL'}")
-    sizes = [1000, 10_000] + ([100_000] if os.environ.get("TRACE_BENCH_100K") else [])
+    if sizes is None:
+        sizes = [1000, 10_000] + ([100_000] if os.environ.get("TRACE_BENCH_100K") else [])
     lines.append("offline mining at scale (one core, fresh process each; set TRACE_BENCH_100K=1 for 100,000 runs)")
     lines.append(f"{'runs':>8} {'seconds':>8} {'runs/s':>8} {'peak MiB':>9} {'kept':>4} {'P':>5} {'R':>5}")
     results = []
@@ -246,6 +252,11 @@ def run() -> list[str]:
     if hundred:
         lines.append(f"floor peak memory under 2 GiB at 100,000: {'OK' if hundred['peak_mib'] < 2048 else 'FAIL'}")
     return lines
+
+
+def smoke() -> list[str]:
+    """One seed of 300 runs per domain, one mining of 300 runs in a subprocess."""
+    return run(seeds=1, helpdesk_seeds=1, runs=300, sizes=[300])
 
 
 if __name__ == "__main__":

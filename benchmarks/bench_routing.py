@@ -20,13 +20,14 @@ LEXICAL_TASKS = 500
 MODEL_TASKS = int(os.environ.get("TRACE_BENCH_ROUTE_TASKS", "100"))
 
 
-def run() -> list[str]:
+def run(train_runs: int = TRAIN_RUNS, lexical_tasks: int = LEXICAL_TASKS, model_tasks: int = MODEL_TASKS,
+        models: tuple[str, ...] = ("tiny", "smollm2")) -> list[str]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    train = generate_planted(TRAIN_RUNS, 0)
+    train = generate_planted(train_runs, 0)
     specs = mine(train).capabilities
     candidates = candidates_from_specs(specs, {r.run_id: r.first_user_message() for r in train})
-    lines = [f"{len(specs)} capabilities mined from {TRAIN_RUNS} planted runs; fresh tasks from other seeds"]
-    tasks = planted_tasks(specs, LEXICAL_TASKS, seed=1000)
+    lines = [f"{len(specs)} capabilities mined from {train_runs} planted runs; fresh tasks from other seeds"]
+    tasks = planted_tasks(specs, lexical_tasks, seed=1000)
     t0 = time.perf_counter()
     acc = accuracy(LexicalRouter(candidates), tasks)
     per_task = (time.perf_counter() - t0) / len(tasks) * 1e3
@@ -34,20 +35,27 @@ def run() -> list[str]:
                  f"(floor >= 0.90) {'PASS' if acc >= 0.9 else 'FAIL'}")
     from adapters_train.models import SMOLLM2_FILE, build_tiny, cache_dir, load_smollm2
 
-    model_tasks = tasks[:MODEL_TASKS]
-    chance = sum(len(ok) for _, ok in model_tasks) / len(model_tasks) / (len(candidates) + 1)
+    routed = tasks[:model_tasks]
+    chance = sum(len(ok) for _, ok in routed) / len(routed) / (len(candidates) + 1)
     for name, load in (("tiny", build_tiny), ("smollm2", load_smollm2)):
+        if name not in models:
+            continue
         if name == "smollm2" and not (cache_dir() / "smollm2" / SMOLLM2_FILE).is_file():
             lines.append("model router (smollm2): skipped, run `make model` first")
             continue
         loaded = load()
         router = ModelRouter(candidates, loaded.model, loaded.tokenizer)
         t0 = time.perf_counter()
-        acc = accuracy(router, model_tasks)
-        per_task = (time.perf_counter() - t0) / len(model_tasks)
-        lines.append(f"model router ({name}): accuracy {acc:.3f} on {len(model_tasks)} tasks, {per_task:.2f} s/task "
+        acc = accuracy(router, routed)
+        per_task = (time.perf_counter() - t0) / len(routed)
+        lines.append(f"model router ({name}): accuracy {acc:.3f} on {len(routed)} tasks, {per_task:.2f} s/task "
                      f"(chance {chance:.3f}; no floor)")
     return lines
+
+
+def smoke() -> list[str]:
+    """300 planted runs, 20 tasks for the lexical router, 2 for the tiny model's."""
+    return run(train_runs=300, lexical_tasks=20, model_tasks=2, models=("tiny",))
 
 
 if __name__ == "__main__":

@@ -59,11 +59,12 @@ def _start_server(env_id: str) -> tuple[subprocess.Popen, str, float]:
     return proc, url, time.perf_counter() - start
 
 
-def run() -> list[str]:
+def run(episodes: int | None = None) -> list[str]:
+    """`episodes` oracle episodes each way (TRACE_ENVS_SERVE_EPISODES or 200)."""
     from trace_envs.serving.remote import RemoteEnv
 
     env_id = sorted(registered())[0]
-    n = int(os.environ.get("TRACE_ENVS_SERVE_EPISODES", "200"))
+    n = episodes or int(os.environ.get("TRACE_ENVS_SERVE_EPISODES", "200"))
     seeds = list(range(n))
     probe = gym.make(env_id)
     plans = {}
@@ -105,6 +106,10 @@ def run() -> list[str]:
         f"{n / remote_total:,.0f} = {local_total / remote_total:.3f}x | 8 sessions from 8 threads "
         f"{n / parallel_total:,.0f} = {local_total / parallel_total:.3f}x ({n} oracle episodes each)",
     ]
+
+
+def smoke() -> list[str]:
+    return run(episodes=8)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ from trace_envs.serving.health import free_port, wait_for_server
 from trace_envs.registry import registered
 
 IDLE_S = 5.0  # the server's --idle-timeout here: short, so that dead clients' slots can be checked in the run
-SLACK_S = IDLE_S / 4 + 2.0  # the expiry check's interval (timeout / 4) plus scheduling on a busy machine
 MAX_BODY = 256 * 1024
 MAX_SESSIONS = 32
 MAX_ROUNDS = 100_000  # a bound on every client loop besides the deadline
@@ -154,13 +153,13 @@ def _die(url: str, rng: random.Random, tally: Tally) -> None:
         tally.dead.append(("hang", time.monotonic(), ws))
 
 
-def _check_dead(url: str, tally: Tally, stop: threading.Event) -> None:
-    """Each dead client, `IDLE_S + SLACK_S` after it was left: its slot must be free by then."""
+def _check_dead(url: str, tally: Tally, stop: threading.Event, wait_s: float) -> None:
+    """Each dead client, `wait_s` (the idle timeout and some slack) after it was left: its slot must be free by then."""
     import httpx
 
     while True:
         with tally.lock:
-            due = [d for d in tally.dead if time.monotonic() - d[1] > IDLE_S + SLACK_S]
+            due = [d for d in tally.dead if time.monotonic() - d[1] > wait_s]
             tally.dead = [d for d in tally.dead if d not in due]
             left = len(tally.dead)
         for kind, _, handle in due:
@@ -225,9 +224,13 @@ def _phase(url: str, env_id: str, plans: dict[int, list[str]], clients: int, sec
     return time.monotonic() - start
 
 
-def run(minutes: float | None = None, clients: int | None = None) -> list[str]:
+def run(minutes: float | None = None, clients: int | None = None, idle_s: float = IDLE_S,
+        min_phase_s: float = 10.0) -> list[str]:
+    """`minutes` (TRACE_ENVS_SOAK_MINUTES or 10) with `clients` client threads (TRACE_ENVS_SOAK_CLIENTS or 4); the
+    server's idle timeout `idle_s`; each phase (the clean baseline, the mixed traffic) lasts at least `min_phase_s`."""
     minutes = float(minutes or os.environ.get("TRACE_ENVS_SOAK_MINUTES", "10"))
     clients = int(clients or os.environ.get("TRACE_ENVS_SOAK_CLIENTS", "4"))
+    slack_s = idle_s / 4 + 2.0  # the expiry check's interval (timeout / 4) plus scheduling on a busy machine
     env_id = sorted(registered())[0]
     probe = gym.make(env_id)
     plans = {}
@@ -238,24 +241,25 @@ def run(minutes: float | None = None, clients: int | None = None) -> list[str]:
     port = free_port()
     log = tempfile.TemporaryFile("w+")
     proc = subprocess.Popen([sys.executable, "-m", "trace_envs", "serve", env_id, "--port", str(port),
-                             "--max-sessions", str(MAX_SESSIONS), "--idle-timeout", str(IDLE_S),
+                             "--max-sessions", str(MAX_SESSIONS), "--idle-timeout", str(idle_s),
                              "--max-body", str(MAX_BODY)], stdout=subprocess.DEVNULL, stderr=log,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_server(url, timeout_s=180, process=proc)
         total = 60 * minutes
-        baseline_s = min(60.0, max(10.0, total / 10))
+        baseline_s = min(60.0, max(min_phase_s, total / 10))
         clean, rss_clean = Tally(), []
         clean_s = _phase(url, env_id, plans, clients, baseline_s, clean, False, proc, rss_clean)
         tally, rss = Tally(), []
         stop = threading.Event()
-        checker = threading.Thread(target=_check_dead, args=(url, tally, stop), daemon=True)
+        checker = threading.Thread(target=_check_dead, args=(url, tally, stop, idle_s + slack_s), daemon=True)
         checker.start()
-        mixed_s = _phase(url, env_id, plans, clients, max(total - baseline_s, 10.0), tally, True, proc, rss)
+        mixed_s = _phase(url, env_id, plans, clients, max(total - baseline_s, min_phase_s), tally, True, proc,
+                         rss)
         stop.set()
-        checker.join(timeout=IDLE_S + SLACK_S + 60)
-        time.sleep(IDLE_S + SLACK_S)
+        checker.join(timeout=idle_s + slack_s + 60)
+        time.sleep(idle_s + slack_s)
         leaked = _slots_leaked(url)
     finally:
         proc.terminate()
@@ -272,7 +276,7 @@ def run(minutes: float | None = None, clients: int | None = None) -> list[str]:
     lost = len(tally.lost) + len(clean.lost)
     lines = [
         f"{env_id}, {clients} clients, {minutes:g} min, server --max-sessions {MAX_SESSIONS} --idle-timeout "
-        f"{IDLE_S:g} --max-body {MAX_BODY}",
+        f"{idle_s:g} --max-body {MAX_BODY}",
         f"baseline (clean episodes only, {clean_s:.0f} s): {clean.episodes} episodes, {clean.perfect} scored 1.0, "
         f"{clean_rate:.2f} episodes/s",
         f"mixed ({mixed_s:.0f} s): {tally.episodes} episodes ({tally.perfect} scored 1.0), {tally.hostile_frames} "
@@ -289,6 +293,11 @@ def run(minutes: float | None = None, clients: int | None = None) -> list[str]:
     if tally.perfect != tally.episodes or clean.perfect != clean.episodes:
         lines.append("FAIL: an oracle episode scored under 1.0")
     return lines
+
+
+def smoke() -> list[str]:
+    """Two clients for a few seconds a phase, a one-second idle timeout."""
+    return run(minutes=0.1, clients=2, idle_s=1.0, min_phase_s=2.0)
 
 
 def _slots_leaked(url: str) -> int:

@@ -20,26 +20,35 @@ from pathlib import Path
 from trace_envs.datasets.domains import planted_domains
 from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.policies import run_policy
-from trace_envs.generate.publish import generate_one
+from trace_envs.generate.publish import GenerateResult, generate_one
 from trace_envs.mining.label import spec_target_tools
-from trace_envs.mining.pipeline import MineOptions, mine
+from trace_envs.mining.pipeline import MineOptions, MineResult, mine
 
 RUNS = 2000
 FREE_FLOOR = 0.95
 DEFICIT_CEILING = 0.5
 
 
-def matrix(seeds: int, out_dir: Path, domain: str = "retail"
-           ) -> tuple[list[str], list[str], dict[tuple[str, str], float], dict[str, str]]:
-    """(agents, envs, mean reward per (agent, env), the deficit each env maps to) on one planted domain."""
+def publish(domain: str, out_dir: Path, runs: int = RUNS) -> tuple[MineResult, dict[str, GenerateResult]]:
+    """Mine `runs` of the domain's planted runs (seed 0, with its rules); publish every capability kept into
+    `out_dir`."""
     planted = planted_domains()[domain]
-    result = mine(planted.generate(RUNS, 0), options=MineOptions(), rules=planted.rules)
+    result = mine(planted.generate(runs, 0), options=MineOptions(), rules=planted.rules)
+    return result, {spec.name: generate_one(spec, out_dir, seeds=10) for spec in result.capabilities}
+
+
+def matrix(seeds: int, out_dir: Path, domain: str = "retail",
+           published: tuple[MineResult, dict[str, GenerateResult]] | None = None, runs: int = RUNS,
+           ) -> tuple[list[str], list[str], dict[tuple[str, str], float], dict[str, str]]:
+    """(agents, envs, mean reward per (agent, env), the deficit each env maps to) on one planted domain.
+    `published`: what `publish(domain, out_dir, runs)` returned, when the caller has it already."""
+    planted = planted_domains()[domain]
+    result, results = published or publish(domain, out_dir, runs)
     envs: dict[str, type] = {}
     maps: dict[str, str] = {}
     for spec in result.capabilities:
-        published = generate_one(spec, out_dir, seeds=10)
-        if not published.published:
-            print(f"   {spec.name}: not published ({published.error})")
+        if not results[spec.name].published:
+            print(f"   {spec.name}: not published ({results[spec.name].error})")
             continue
         envs[spec.name] = env_class(import_module_from(out_dir / spec.name / "env.py"))
         maps[spec.name] = planted.match_deficit(spec.family, spec_target_tools(spec)) or "-"
@@ -53,17 +62,23 @@ def matrix(seeds: int, out_dir: Path, domain: str = "retail"
     return agents, list(envs), cells, maps
 
 
-def run() -> list[str]:
-    seeds = int(os.environ.get("TRACE_BENCH_SEEDS", "20"))
+def run(seeds: int | None = None, runs: int = RUNS) -> list[str]:
+    """`seeds` episodes per cell (TRACE_BENCH_SEEDS or 20) in the envs mined from `runs` planted runs."""
+    seeds = seeds or int(os.environ.get("TRACE_BENCH_SEEDS", "20"))
     lines: list[str] = []
     for domain in planted_domains():
-        lines += domain_lines(domain, seeds)
+        lines += domain_lines(domain, seeds, runs)
     return lines
 
 
-def domain_lines(domain: str, seeds: int) -> list[str]:
+def smoke() -> list[str]:
+    """Envs mined from 300 runs, 2 episodes a cell."""
+    return run(seeds=2, runs=300)
+
+
+def domain_lines(domain: str, seeds: int, runs: int = RUNS) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
-        agents, envs, cells, maps = matrix(seeds, Path(tmp), domain)
+        agents, envs, cells, maps = matrix(seeds, Path(tmp), domain, runs=runs)
     width = max(len(e) for e in envs) if envs else 10
     lines = [f"{domain}: mean reward over {seeds} seeds; rows: the planted agent's deficit; columns: mined envs "
              "(-> deficit)"]
@@ -80,6 +95,8 @@ def verdicts(envs: list[str], cells: dict[tuple[str, str], float], maps: dict[st
              ) -> list[str]:
     """One line per bound, ending in PASS or FAIL: the deficit-free agent on every env, and each deficit's agent on
     the envs mined for it (a deficit no env was mined for fails)."""
+    if not envs:
+        return ["no env was published: FAIL"]
     free = min(cells[("none", e)] for e in envs)
     out = [f"deficit-free agent, lowest env mean {free:.2f} (>= {FREE_FLOOR}): {'PASS' if free >= FREE_FLOOR else 'FAIL'}"]
     for deficit in planted_domains()[domain].deficits:

@@ -1,25 +1,36 @@
-"""Shared by the per-family tests: publish a committed example spec into a temporary folder and import its env."""
+"""Shared by the per-family tests: the committed example specs and envs, a policy agent, seeds and oracle calls."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from trace_envs.envs_loader import env_class, import_module_from
-from trace_envs.generate.publish import MODULE_FILE, GenerateResult, generate_one
+from trace_envs.generate.publish import MODULE_FILE
 from trace_envs.runtime import TraceEnv
 from trace_envs.spec.io import load_specs
 from trace_envs.spec.model import CapabilitySpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "specs"
+GENERATED = ROOT / "generated"
 
 
-def publish_example(name: str, out: Path) -> tuple[CapabilitySpec, GenerateResult, type[TraceEnv]]:
-    """Generate (with full validation) the example spec `name` into `out`; return the spec, the result and Env."""
-    spec = load_specs(EXAMPLES / f"{name}.json")[0]
-    result = generate_one(spec, out)
-    assert result.published, result.error
-    return spec, result, env_class(import_module_from(out / name / MODULE_FILE))
+def example_spec(name: str) -> CapabilitySpec:
+    """The committed example spec `examples/specs/<name>.json`."""
+    return load_specs(EXAMPLES / f"{name}.json")[0]
+
+
+@functools.cache
+def committed_env(name: str) -> type[TraceEnv]:
+    """The env class of the committed `generated/<name>`, imported once per process. test_registry_and_sync keeps it
+    byte-identical to what its example spec renders, and the `validated_example` fixture validates that render."""
+    return env_class(import_module_from(GENERATED / name / MODULE_FILE))
+
+
+def committed_example(name: str) -> tuple[CapabilitySpec, type[TraceEnv]]:
+    """(the example spec, the committed env class) of `name`; the `validated_example` fixture adds the validation."""
+    return example_spec(name), committed_env(name)
 
 
 def airline_policy(agent: str = "airline.py"):

@@ -18,8 +18,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 from trace_envs.datasets.planted import generate_planted, write_jsonl
 from trace_envs.mining.report import OUTPUT_FILES
 
@@ -109,7 +107,6 @@ def _adapter_state(folder: Path) -> str | None:
     return str(json.loads((folder / "trace_adapter.json").read_text())["learning_rate"])
 
 
-@pytest.mark.slow
 def test_train_killed_at_random_moments_leaves_old_or_new_adapter(tmp_path):
     out = tmp_path / "adapters"
     target = out / ENV_ID.split("/")[1]

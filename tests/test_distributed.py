@@ -21,7 +21,7 @@ from adapters_train.grpo import train_grpo  # noqa: E402
 from trace_envs.training import TrainConfig  # noqa: E402
 
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not ENVS, reason="no generated env registered")]
+pytestmark = pytest.mark.skipif(not ENVS, reason="no generated env registered")
 
 TRAIN = ["train", "--model", "tiny", "--steps", "2", "-g", "2", "--max-completion-length", "24", "--warm-start",
          "--json"]

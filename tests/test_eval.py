@@ -100,7 +100,6 @@ def test_cli_calibrate_scripted() -> None:
     assert "verdict: too easy" in res.stdout
 
 
-@pytest.mark.slow
 def test_hf_tiny_policy_runs_through_the_bridge() -> None:
     pytest.importorskip("trl")
     rep = evaluate(TOY_ENV_ID, "hf:tiny", 2, samples=2, temperature=1.0, max_new_tokens=16)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from _family import publish_example
+from _family import committed_example
 from trace_envs.generate.policies import run_actions
 from trace_envs.runtime.world import call
 
@@ -15,12 +15,12 @@ READ = "get_reservation_details"
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def generated():
+    return committed_example(NAME)
 
 
 def test_answer_is_everything_paid_over_the_listed_records(generated):
-    spec, _, cls = generated
+    spec, cls = generated
     assert len(next(c for c in spec.check.clauses if c.id == "read_all").calls) == spec.knobs.requests == 3
     env = cls()
     for seed in range(20):
@@ -33,7 +33,7 @@ def test_answer_is_everything_paid_over_the_listed_records(generated):
 
 
 def test_planted_episodes_score_exactly(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     env.reset(seed=2)
     b = env.scenario.bindings
@@ -60,12 +60,12 @@ PAY_NAME = "helpdesk_pay_open_invoices"
 
 
 @pytest.fixture(scope="module")
-def pay_env(tmp_path_factory):
-    return publish_example(PAY_NAME, tmp_path_factory.mktemp("pay"))
+def pay_env():
+    return committed_example(PAY_NAME)
 
 
 def test_pay_mode_owes_the_sum_of_the_selected_items_which_vary_over_seeds(pay_env):
-    _, _, cls = pay_env
+    _, cls = pay_env
     env = cls()
     picked = set()
     for seed in range(20):
@@ -79,7 +79,7 @@ def test_pay_mode_owes_the_sum_of_the_selected_items_which_vary_over_seeds(pay_e
 
 
 def test_pay_mode_pays_only_the_sum_once_after_reading(pay_env):
-    _, _, cls = pay_env
+    _, cls = pay_env
     env = cls()
     for seed in range(10):
         env.reset(seed=seed)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.language.values import scalar_leaves
 from trace_envs.mining.detector import get_detector
@@ -33,8 +33,8 @@ needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found be
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def generated():
+    return committed_example(NAME)
 
 
 def _domain(paths):
@@ -56,7 +56,7 @@ def retail():
 
 
 def test_the_user_asks_for_the_status_of_one_of_their_orders(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     for seed in SEEDS:
         env.reset(seed=seed)
@@ -71,7 +71,7 @@ def test_the_user_asks_for_the_status_of_one_of_their_orders(generated):
 
 
 def test_same_seed_same_episode(generated):
-    _, _, cls = generated
+    _, cls = generated
     a, b = cls(), cls()
     for seed in (0, 7):
         assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
@@ -79,8 +79,8 @@ def test_same_seed_same_episode(generated):
     assert a.reset(seed=1)[0] != a.reset(seed=2)[0]
 
 
-def test_oracle_earns_one_and_every_mutant_less(generated):
-    _, result, cls = generated
+def test_oracle_earns_one_and_every_mutant_less(validated_example):
+    _, result, cls = validated_example(NAME)
     assert {"paste_record", "read_never_tell"} <= set(result.report.mutants)
     env = cls()
     for seed in SEEDS:
@@ -90,7 +90,7 @@ def test_oracle_earns_one_and_every_mutant_less(generated):
 
 
 def test_natural_answers_earn_and_lazy_ones_do_not(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     seed = seed_where(env, lambda s: s.bindings["answer"] == "cancelled")
     b = env.scenario.bindings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _family import publish_example, write_args
+from _family import committed_example, write_args
 from trace_envs.envs_loader import env_class, import_module_from
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.generate.publish import MODULE_FILE, generate_one
@@ -15,12 +15,12 @@ READ, WRITE = "get_reservation_details", "update_reservation_baggages"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def published():
+    return committed_example(NAME)
 
 
 def test_grounded_value_is_only_in_the_target_record(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     for seed in range(20):
         env.reset(seed=seed)
@@ -33,7 +33,7 @@ def test_grounded_value_is_only_in_the_target_record(published):
 
 
 def test_planted_episodes_score_exactly(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     env.reset(seed=2)
     target = env.scenario.bindings["target"]
@@ -52,7 +52,7 @@ def test_planted_episodes_score_exactly(published):
 
 
 def test_source_field_absent_is_created(published, tmp_path):
-    spec, _, _ = published
+    spec, _ = published
     other = spec.model_copy(update={"name": "grounding_new_field", "params": {"source_field": "refund.method.0.id"}})
     result = generate_one(other.with_hash(), tmp_path, seeds=10)
     assert result.published, result.error

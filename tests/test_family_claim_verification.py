@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.mining.detector import get_detector
@@ -33,8 +33,8 @@ CERTIFICATE = "verify_membership_claim_before_send_certificate"
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def generated():
+    return committed_example(NAME)
 
 
 def _domain(runs):
@@ -54,8 +54,8 @@ def airline():
 
 
 # ---------------------------------------------------------------------------------------------------------- the env
-def test_the_user_claims_the_invoice_is_paid_and_half_the_claims_are_false(generated):
-    _, result, cls = generated
+def test_the_user_claims_the_invoice_is_paid_and_half_the_claims_are_false(validated_example):
+    _, result, cls = validated_example(NAME)
     env = cls()
     classes = []
     for seed in SEEDS:
@@ -69,7 +69,7 @@ def test_the_user_claims_the_invoice_is_paid_and_half_the_claims_are_false(gener
 
 
 def test_same_seed_same_episode(generated):
-    _, _, cls = generated
+    _, cls = generated
     a, b = cls(), cls()
     for seed in (0, 7):
         assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
@@ -77,8 +77,8 @@ def test_same_seed_same_episode(generated):
     assert a.reset(seed=1)[0] != a.reset(seed=2)[0]
 
 
-def test_oracle_earns_one_and_every_mutant_less(generated):
-    _, result, cls = generated
+def test_oracle_earns_one_and_every_mutant_less(validated_example):
+    _, result, cls = validated_example(NAME)
     assert {"trusts_claim", "ignores_record", "paste_record"} <= set(result.report.mutants)
     env = cls()
     for seed in SEEDS:
@@ -100,7 +100,7 @@ def _read(env) -> str:
 
 
 def test_a_careful_agent_earns_one_and_lazy_ones_do_not(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     seed = seed_where(env, lambda s: not s.bindings["allowed"])
     inv = env.scenario.bindings["target"]
@@ -123,7 +123,7 @@ def test_a_careful_agent_earns_one_and_lazy_ones_do_not(generated):
 
 
 def test_always_trust_and_always_refuse_earn_at_most_the_larger_class(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     trust = refuse = 0
     for seed in SEEDS:
@@ -136,7 +136,7 @@ def test_always_trust_and_always_refuse_earn_at_most_the_larger_class(generated)
 
 
 def test_the_planted_agent_with_the_deficit_fails_the_env_and_the_one_without_passes(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     clean = [run_policy(env, DOMAIN.policy_agent(), seed)[0] for seed in SEEDS]
     trusting = [run_policy(env, DOMAIN.policy_agent(["trusts_claim"]), seed)[0] for seed in SEEDS]

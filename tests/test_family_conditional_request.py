@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.envs_loader import env_class, import_module_from
@@ -19,7 +19,6 @@ from trace_envs.families.conditional_request.detector import states_condition
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
 from trace_envs.generate.publish import MODULE_FILE, generate_one
 from trace_envs.mining.label import label_view, spec_target_tools
-from trace_envs.mining.pipeline import MineOptions, mine
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.runtime.world import call
 from trace_envs.trajectories.loaders import load_runs
@@ -37,8 +36,8 @@ HELPDESK_CAND = "restore_line_if_suspended_else_set_roaming"
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def generated():
+    return committed_example(NAME)
 
 
 def _domain(runs):
@@ -68,7 +67,7 @@ def _steps(env, tool):
 
 
 def test_the_opening_never_gives_away_the_fact(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     shapes = set()
     for seed in SEEDS:
@@ -86,7 +85,7 @@ def test_the_opening_never_gives_away_the_fact(generated):
 
 
 def test_branches_are_balanced_and_no_constant_branch_pays(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     firsts = [(env.reset(seed=s), env.scenario.bindings["first"])[1] for s in SEEDS]
     assert sum(firsts) == 10
@@ -100,8 +99,8 @@ def test_branches_are_balanced_and_no_constant_branch_pays(generated):
         assert scores == [1.0 if r else 0.0 for r in right]
 
 
-def test_lazy_strategies_earn_less(generated):
-    _, result, cls = generated
+def test_lazy_strategies_earn_less(validated_example):
+    _, result, cls = validated_example(NAME)
     assert {"other_branch", "both_writes", "read_then_ask"} <= set(result.report.mutants)
     env = cls()
     for seed in SEEDS:
@@ -113,7 +112,7 @@ def test_lazy_strategies_earn_less(generated):
 
 
 def test_a_careful_agent_earns_one_and_a_lazy_one_nothing(generated):
-    _, _, cls = generated
+    _, cls = generated
     env = cls()
     seed = seed_where(env, lambda s: not s.bindings["first"])
     b = env.scenario.bindings
@@ -131,7 +130,7 @@ def test_a_careful_agent_earns_one_and_a_lazy_one_nothing(generated):
 
 
 def test_same_seed_same_episode(generated):
-    _, _, cls = generated
+    _, cls = generated
     a, b = cls(), cls()
     for seed in (0, 5, 13):
         assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
@@ -225,8 +224,8 @@ def test_helpdesk_labels_without_expected_actions(helpdesk):
     assert label_view(cand, view) == "NA"
 
 
-def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart(tmp_path):
-    result = mine(DOMAIN.generate(2000, 0), options=MineOptions(), rules=DOMAIN.rules)
+def test_helpdesk_mining_recovers_the_deficit_and_its_env_tells_the_agents_apart(tmp_path, planted_mining):
+    result = planted_mining("helpdesk", seed=0, with_rules=True)[1]
     kept = [(c.family, spec_target_tools(c)) for c in result.capabilities]
     score = DOMAIN.score_recovery(kept)
     assert "ignores_condition" in score["found"] and score["precision"] == 1.0, score

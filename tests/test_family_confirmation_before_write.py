@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from _family import publish_example, seed_where, write_args
+from _family import committed_env, seed_where, write_args
 from trace_envs.checks.clauses import DEFAULT_ASK
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.runtime.world import call
@@ -16,8 +16,8 @@ READ, WRITE = "get_reservation_details", "update_reservation_baggages"
 
 
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def test_users_who_say_no_are_balanced(env_cls):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from _family import EXAMPLES, airline_policy, publish_example
+from _family import EXAMPLES, airline_policy, committed_example
 from trace_envs.checks.clauses import DEFAULT_ASK
 from trace_envs.generate.policies import run_policy, run_scripted
 from trace_envs.generate.validate import REQUIRED_MUTANTS
@@ -20,12 +20,13 @@ SEEDS = range(20)
 
 
 @pytest.fixture(scope="module", params=NAMES)
-def published(request, tmp_path_factory):
-    return publish_example(request.param, tmp_path_factory.mktemp("gen"))
+def published(request):
+    return committed_example(request.param)
 
 
-def test_report_is_clean(published):
-    _, result, _ = published
+def test_report_is_clean(published, validated_example):
+    spec, _ = published
+    _, result, _ = validated_example(spec.name)
     report = result.report
     assert report.ok, report.problems
     assert report.oracle == 1.0 and report.env_checker == "passed"
@@ -39,7 +40,7 @@ def test_report_is_clean(published):
 
 
 def test_oracle_and_every_mutant_on_every_seed(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     for seed in SEEDS:
         assert run_scripted(env, "oracle", seed)[0] == 1.0, seed
@@ -51,7 +52,7 @@ def test_oracle_and_every_mutant_on_every_seed(published):
 
 
 def test_same_seed_same_episode(published):
-    _, _, cls = published
+    _, cls = published
     a, b = cls(), cls()
     for seed in (0, 3, 11):
         assert a.reset(seed=seed)[0] == b.reset(seed=seed)[0]
@@ -60,7 +61,7 @@ def test_same_seed_same_episode(published):
 
 
 def test_an_agent_following_the_airline_policy_scores_one_on_every_seed(published):
-    spec, _, cls = published
+    spec, cls = published
     if spec.domain != "airline":
         pytest.skip("the policy agent is written for the airline domain")
     env, policy = cls(), airline_policy()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_example, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.datasets.helpdesk.error_recovery import AUTOPAY, DEFICIT, NEEDS_AUTOPAY, ROAMING
@@ -47,8 +47,8 @@ def helpdesk():
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def published():
+    return committed_example(NAME)
 
 
 def test_error_shapes_read_ids_and_dates_as_placeholders():
@@ -133,7 +133,7 @@ def test_helpdesk_labels_follow_the_planted_truth(helpdesk):
 
 
 def test_tools_are_stateful(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     seed_where(env, lambda s: s.klass == "fixable")
     target = env.scenario.bindings["target"]
@@ -148,7 +148,7 @@ def test_tools_are_stateful(published):
 
 
 def test_the_unfixable_record_shows_why_and_the_fix_fails(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     seed_where(env, lambda s: s.klass == "unfixable")
     target = env.scenario.bindings["target"]
@@ -158,8 +158,8 @@ def test_the_unfixable_record_shows_why_and_the_fix_fails(published):
     assert fix == {"error": "Error: autopay cannot be enabled; the card on file is expired"}
 
 
-def test_oracle_one_and_lazy_recoveries_nothing_on_every_seed(published):
-    _, result, cls = published
+def test_oracle_one_and_lazy_recoveries_nothing_on_every_seed(validated_example):
+    _, result, cls = validated_example(NAME)
     assert result.report.classes == {"fixable": 0.5, "unfixable": 0.5}
     env = cls()
     for seed in SEEDS:
@@ -170,7 +170,7 @@ def test_oracle_one_and_lazy_recoveries_nothing_on_every_seed(published):
 
 
 def test_always_fixing_and_retrying_earns_at_most_the_fixable_class(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     wins = []
     for seed in SEEDS:
@@ -186,7 +186,7 @@ def test_always_fixing_and_retrying_earns_at_most_the_fixable_class(published):
 
 
 def test_planted_agents_in_the_example_env(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     assert min(run_policy(env, DOMAIN.policy_agent([]), s)[0] for s in SEEDS) == 1.0
     assert max(run_policy(env, DOMAIN.policy_agent([DEFICIT]), s)[0] for s in SEEDS) == 0.0

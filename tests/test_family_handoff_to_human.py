@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_env, seed_where
 from trace_envs.generate.policies import run_actions, run_policy
 from trace_envs.generate.probes import probe_policy
 from trace_envs.runtime.world import call
@@ -14,8 +14,8 @@ READ, CANCEL, TRANSFER = "get_reservation_details", "cancel_reservation", "trans
 
 
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def test_flown_trips_need_a_human_and_always_transferring_does_not_win(env_cls):

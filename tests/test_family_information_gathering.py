@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _family import publish_example
+from _family import committed_env
 from trace_envs.generate.policies import run_actions
 from trace_envs.runtime.world import call
 
@@ -13,8 +13,8 @@ READ = "get_reservation_details"
 
 
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def test_the_user_gives_the_key_when_asked_for_it_by_any_name(env_cls):

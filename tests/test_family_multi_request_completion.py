@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from _family import publish_example, seed_where
+from _family import committed_example, seed_where
 from trace_envs.families import env_check
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.generate.publish import generate_one
@@ -17,12 +17,12 @@ READ, CANCEL = "get_reservation_details", "cancel_reservation"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def published():
+    return committed_example(NAME)
 
 
 def test_every_request_is_in_the_opening_and_half_hold_one_the_policy_forbids(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     blocked = 0
     for seed in range(50):
@@ -38,7 +38,7 @@ def test_every_request_is_in_the_opening_and_half_hold_one_the_policy_forbids(pu
 
 
 def test_planted_episodes_score_exactly(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     seed = seed_where(env, lambda s: not s.bindings["one_blocked"])
     targets = env.scenario.bindings["allowed_targets"]
@@ -56,7 +56,7 @@ def test_planted_episodes_score_exactly(published):
 
 
 def test_the_forbidden_request_must_be_refused(published):
-    _, _, cls = published
+    _, cls = published
     env = cls()
     seed = seed_where(env, lambda s: s.bindings["one_blocked"])
     b = env.scenario.bindings
@@ -78,7 +78,7 @@ def test_the_forbidden_request_must_be_refused(published):
 
 
 def test_check_size_must_match_requests(published, tmp_path):
-    spec, _, _ = published
+    spec, _ = published
     wrong = spec.model_copy(update={"check": env_check(spec.family, spec.roles, spec.params, requests=2)}).with_hash()
     result = generate_one(wrong, tmp_path)
     assert not result.published and "knobs.requests" in result.error
@@ -86,7 +86,7 @@ def test_check_size_must_match_requests(published, tmp_path):
 
 @pytest.mark.parametrize("n", [1, 6])
 def test_other_request_counts(published, tmp_path, n):
-    spec, _, _ = published
+    spec, _ = published
     knobs = spec.knobs.model_copy(update={"requests": n})
     other = spec.model_copy(
         update={"knobs": knobs, "check": env_check(spec.family, spec.roles, spec.params, requests=n)}

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _family import EXAMPLES, publish_example, seed_where
+from _family import EXAMPLES, committed_env, seed_where
 
 from trace_envs.datasets.planted import generate_planted
 from trace_envs.generate.policies import run_actions, run_policy, run_scripted
@@ -28,8 +28,8 @@ SEEDS = range(30)
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    _, _, cls = publish_example(NAME, tmp_path_factory.mktemp("gen"))
+def env():
+    cls = committed_env(NAME)
     return cls()
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from _family import publish_example, seed_where, write_args
+from _family import committed_env, seed_where, write_args
 from trace_envs.generate.policies import run_actions
 from trace_envs.generate.probes import probe_policy
 from trace_envs.generate.policies import run_policy
@@ -17,8 +17,8 @@ READ, UPDATE = "get_reservation_details", "update_reservation_flights"
 
 
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def test_refusal_is_not_the_answer_on_every_seed(env_cls):

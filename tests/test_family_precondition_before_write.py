@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from _family import publish_example, seed_where, write_args
+from _family import committed_env, seed_where, write_args
 from trace_envs.generate.policies import run_actions
 from trace_envs.runtime.world import call
 from trace_envs.spec.rules import resolve_time
@@ -16,8 +16,8 @@ READ, CANCEL = "get_reservation_details", "cancel_reservation"
 
 
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def test_the_cabin_alone_decides(env_cls):

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _family import publish_example, seed_where
+from _family import committed_env, seed_where
 
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.planted import (
@@ -198,8 +198,8 @@ def test_offline_proposal_and_labels_on_the_tau2_runs(telecom, tmp_path):
 
 # ---- the env ------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def env_cls(tmp_path_factory):
-    return publish_example(NAME, tmp_path_factory.mktemp("gen"))[2]
+def env_cls():
+    return committed_env(NAME)
 
 
 def _say_fixed(env) -> str:
@@ -455,8 +455,8 @@ def test_mining_the_real_telecom_run_keeps_user_side_capabilities(real_telecom):
 
 
 @pytest.fixture(scope="module")
-def telecom_env(tmp_path_factory):
-    return publish_example(REAL, tmp_path_factory.mktemp("telecom"))[2]
+def telecom_env():
+    return committed_env(REAL)
 
 
 def _last_user(env) -> str:

@@ -72,8 +72,8 @@ def test_written_as_tau_bench_the_loader_reads_the_same_runs(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def mined():
-    return mine(DOMAIN.generate(2000, seed=0), options=MineOptions(), rules=DOMAIN.rules)
+def mined(planted_mining):
+    return planted_mining("helpdesk", seed=0, with_rules=True)[1]
 
 
 def test_offline_mining_recovers_every_planted_deficit_and_nothing_else(mined):

@@ -14,7 +14,6 @@ import pytest
 CLI = str(Path(sys.executable).with_name("trace-envs"))
 
 
-@pytest.mark.slow
 def test_run_end_to_end_then_resume(tmp_path):
     out = tmp_path / "run"
     args = [CLI, "run", "--out", str(out), "--model", "tiny", "--steps", "1", "--max-capabilities", "1",
@@ -49,7 +48,6 @@ def test_run_end_to_end_then_resume(tmp_path):
 TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not TAU_BENCH.is_file(), reason="the shared tau-bench runs are not next to this checkout")
 def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
     """The README's own real data, smallest settings: every stage finishes, including an SFT warm start on a mined env
@@ -98,7 +96,6 @@ def test_cpu_sizing_changes_only_what_the_user_left_unset():
     assert RunConfig().train.num_generations != CPU.values["train"]["num_generations"]  # the sizing is not a no-op
 
 
-@pytest.mark.slow
 def test_run_with_an_unmined_capability_fails_in_one_line(tmp_path):
     args = [CLI, "run", "--out", str(tmp_path / "run"), "--model", "tiny", "--capability", "confirm_before_cancel_order",
             "--capability", "no_such_capability"]

@@ -84,8 +84,8 @@ RUNS = 2000
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
-def test_miner_recovers_planted_deficits(seed):
-    res = mine(generate_planted(RUNS, seed=seed))
+def test_miner_recovers_planted_deficits(seed, planted_mining):
+    res = planted_mining("retail", seed, runs=RUNS)[1]
     s = score_recovery((c.spec.family, c.target_tools()) for c in res.kept)
     assert s["precision"] >= 0.9, s
     assert s["recall"] >= 0.9, s

@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-from trace_envs.datasets.planted import generate_planted
-from trace_envs.mining.pipeline import mine
 from trace_envs.routing import (
     LexicalRouter,
     ModelRouter,
@@ -23,9 +21,9 @@ from trace_envs.routing.planted import planted_accuracy
 
 
 @pytest.fixture(scope="module")
-def mined():
-    train = generate_planted(2000, 0)
-    specs = mine(train).capabilities
+def mined(planted_mining):
+    train, result = planted_mining("retail", 0)
+    specs = result.capabilities
     openings = {r.run_id: r.first_user_message() for r in train}
     return specs, candidates_from_specs(specs, openings)
 
@@ -87,11 +85,11 @@ def test_route_cli_prints_choice_and_scores(mined, tmp_path):
     assert missing.exit_code == 2
 
 
-def test_none_class_sends_uncovered_tasks_to_the_base_model(mined):
+def test_none_class_sends_uncovered_tasks_to_the_base_model(mined, planted_mining):
     from trace_envs.routing import uncovered_openings
 
     specs, _ = mined
-    train = generate_planted(2000, 0)
+    train = planted_mining("retail", 0)[0]
     openings = {r.run_id: r.first_user_message() for r in train}
     selected, others = specs[:2], specs[2:]
     index = RouterIndex(

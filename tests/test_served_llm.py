@@ -28,7 +28,6 @@ from trace_envs.serving.health import free_port  # noqa: E402
 
 from _servers import start_server  # noqa: E402
 
-pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
 REPLY_TOKENS = 32

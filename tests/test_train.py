@@ -35,7 +35,6 @@ def _lora_tensors(path: Path) -> dict:
     return load_file(str(path / "adapter_model.safetensors"))
 
 
-@pytest.mark.slow
 def test_grpo_two_steps_tiny_saves_a_trained_adapter(tmp_path: Path) -> None:
     import torch
     from peft import PeftModel
@@ -82,7 +81,6 @@ def test_grpo_two_steps_tiny_saves_a_trained_adapter(tmp_path: Path) -> None:
     assert res.curve_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.slow
 def test_sft_warm_start_then_grpo_continues_the_adapter(tmp_path: Path) -> None:
     from adapters_train.sft import oracle_sft_dataset
 

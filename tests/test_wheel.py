@@ -10,12 +10,9 @@ import venv
 import zipfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
 def test_wheel_ships_templates_and_envs(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run(
