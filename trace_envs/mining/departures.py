@@ -34,7 +34,7 @@ def _expects(view: RunView, tool: str | None) -> bool:
 def missing(view: RunView, tool: str | None) -> Label | None:
     """NA unless the task asked for several writes (one of them of `tool`): dropping the only write a task needs is
     a refusal, a hand-off or a stop, which other families label; here one of several requests was left undone."""
-    a = view.attribution
+    a = view.borrowed_attribution
     if a is None:
         return None
     if not _expects(view, tool) or _n_expected(view) < 2:

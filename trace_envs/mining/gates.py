@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from trace_envs.checks.words import verb_synonyms, word_pattern
-from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate
+from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
 
 def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: Any = None) -> tuple[dict[str, Any], str]:
@@ -25,7 +25,8 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         # What the runs show, checked against the policy: a field whose value a policy sentence names together with
         # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
         # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
-        found = [*gate_candidates(index, read, write, key), *filter(None, [judged_gate(index, read, write, key)])]
+        found = [*gate_candidates(index, read, write, key),
+                 *filter(None, [judged_gate(index, read, write, key), outcome_gate(index, read, write)])]
         backed = [(policy_support(policy, g, write), -i, g) for i, g in enumerate(found)]
         gate = max(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], default=(0, 0, None))[2]
         if gate is None:

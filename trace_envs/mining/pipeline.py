@@ -23,6 +23,7 @@ import numpy as np
 
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
 from trace_envs.mining.diagnosis import Diagnosis, DiagnosisCollector, cover, restates_outcome
+from trace_envs.mining.expected import INFERRED, SIMILAR, ExpectedFromPassed
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.trajectories.results import ResultIndex
@@ -192,6 +193,10 @@ def mine(
         if len(domains) > 1:
             raise MixedDomainsError(domains, hint=MIXED_HINT)
         profile = _profile(head, overrides)
+    kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
+    head, rest, note = _with_expected(head, rest, kinds)
+    if note:
+        warnings.append(note)
     groups = group_runs(head)
     summary = contrast_summary(groups)
     skipped: list[str] = []
@@ -217,7 +222,6 @@ def mine(
         candidates = candidates[: o.max_candidates]
     if not candidates:
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
-    kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
     collector = DiagnosisCollector()
     matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector,
                         attributions=attributions)
@@ -237,6 +241,22 @@ def mine(
         usage = llm.usage.as_dict()
     return _select(candidates, matrix, o, collector.diagnosis, profile=profile, contrast=summary, mode=mode,
                    usage=usage, warnings=warnings, failures=failures)
+
+
+def _with_expected(head: list[Run], rest: Iterable[Run], kinds: dict[str, str]
+                   ) -> tuple[list[Run], Iterable[Run], str | None]:
+    """`head` and `rest` with expected actions inferred from the passed runs where the source carries none (see
+    `trace_envs.mining.expected`), and a line saying how many runs got them."""
+    expected = ExpectedFromPassed(head, kinds)
+    if not expected.active:
+        return head, rest, None
+    head = [expected.fill(r) for r in head]
+    without = sum(1 for r in head if r.meta.get("expected") is None and r.ground_truth is None)
+    inferred = sum(1 for r in head if r.meta.get("expected") == INFERRED)
+    similar = sum(1 for r in head if r.meta.get("expected") == SIMILAR)
+    note = (f"expected actions inferred from passed runs: {inferred} runs from their own task's passed runs, "
+            f"{similar} from a similar task's, {without} without (their task and no similar one passed)")
+    return head, expected.fill_all(rest), note
 
 
 def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, diagnosis: Diagnosis, **rest: Any
@@ -293,6 +313,9 @@ def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, override
     warnings: list[str] = []
     for name, group in groups.items():
         profile = _profile(group, overrides)
+        group, _, note = _with_expected(group, (), dict(profile.kinds))
+        if note:
+            warnings.append(f"{name}: {note}")
         skipped: list[str] = []
         cands = propose_offline(profile, group, min_calls=o.min_calls, skipped=skipped)
         warnings += [f"{name}: not proposed: {line}" for line in skipped]

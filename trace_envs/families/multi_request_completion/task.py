@@ -3,7 +3,9 @@
 In the opening message the user asks for the same write on `knobs.requests` records (all listed). Each one needs a
 lookup, then the write. When the spec names a gate (`params.field` with `allowed` / `blocked` values), half the
 scenarios (`one_blocked`) hold one record the policy does not allow the write on: that one must be refused with the
-reason, the others done, so "write everything asked" is not a policy that pays. Arguments the record holds (a refund's
+reason, the others done, so "write everything asked" is not a policy that pays. Without a gate, half the scenarios
+(`one_kept`) name one more of the user's records that the user wants left as it is: writing every record mentioned
+is then wrong, and the requests alone decide what to write. Arguments the record holds (a refund's
 amount) are read from it, never handed over by the user. Bindings: `target_0` .. (the records to write), `allowed_targets`,
 `targets` (every listed record), `target`, `one_blocked`, `blocked`, `reason`, `reason_words`.
 
@@ -62,6 +64,7 @@ class MultiRequestEnv(RecordEnv):
         assert write is not None
         gate = gate_of(spec.params)
         one_blocked = gate is not None and self.class_draw < BLOCKED_SHARE
+        one_kept = gate is None and self.class_draw < BLOCKED_SHARE
         todo, blocked, reason = [], None, None
         for _ in range(n - 1 if one_blocked else n):
             if gate is not None:
@@ -77,7 +80,8 @@ class MultiRequestEnv(RecordEnv):
         listed = list(todo) + ([blocked] if blocked else [])
         order = [int(i) for i in rng.permutation(len(listed))]
         listed = [listed[i] for i in order]
-        others = kit.source.records(spec.knobs.distractors)
+        others = kit.source.records(max(spec.knobs.distractors, 1 if one_kept else 0))
+        kept = others[0][key] if one_kept else None
         records = {r[key]: r for r in [*listed, *others]}
         ids = [r[key] for r in listed]
         todo_ids = [r[key] for r in todo]
@@ -104,6 +108,8 @@ class MultiRequestEnv(RecordEnv):
             opening += f" Use these details for {'each of them' if n > 1 else 'it'}: {canonical_json(stated)}."
         if todo:
             opening += kit.from_record(write, kit.write_args(write, todo[0])[0], stated)
+        if kept is not None:
+            opening += f" Please leave {kit.noun} {kept} as it is."
         if n > 1:
             opening += f" That's {n} in total, please take care of all of them."
         other = others[0][key] if others else kit.source.fresh_id()
@@ -130,7 +136,7 @@ class MultiRequestEnv(RecordEnv):
                 "forbidden_extra_call": [*steps[:-1], call(write, **kit.write_args(write, blocked)[0]), refusal],
                 "text_only": [refusal],
             }
-        for t in ids:
+        for t in [*ids, *([kept] if kept else [])]:
             kit.knows(t)
         bindings: dict[str, Any] = {f"target_{i}": t for i, t in enumerate(todo_ids)}
         bindings.update(
@@ -145,7 +151,8 @@ class MultiRequestEnv(RecordEnv):
             requests=[kit.request(write, t) for t in ids],
             oracle=oracle,
             mutants=mutants,
-            klass="one_blocked" if one_blocked else ("all_allowed" if gate is not None else "default"),
+            klass="one_blocked" if one_blocked else ("all_allowed" if gate is not None else
+                                                     "one_kept" if one_kept else "default"),
         )
 
 
@@ -202,9 +209,11 @@ class MultiRequestCompletion(Task):
 
     def problems(self, spec: Any) -> list[str]:
         out = super().problems(spec)
-        if not spec.params.get("field") or not spec.params.get("blocked") or not spec.params.get("allowed"):
-            out.append("params.field with allowed and blocked values is missing: without a request the policy "
-                       "forbids, doing every write asked would be the best policy")
+        if spec.params.get("field") and not (spec.params.get("blocked") and spec.params.get("allowed")):
+            out.append("params.field needs both allowed and blocked values: a gate with one side decides nothing")
+        if not spec.params.get("field") and spec.knobs.distractors < 1 and spec.knobs.entities < 2:
+            out.append("without a gate, the user must own a record to leave alone (knobs.distractors >= 1): else "
+                       "writing every record mentioned would be the best policy")
         size = next((len(c.calls) for c in spec.check.clauses if c.id == "all_requests" and hasattr(c, "calls")), None)
         if size not in (None, spec.knobs.requests):
             out.append(
