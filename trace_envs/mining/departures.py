@@ -3,7 +3,8 @@
 Where a source carries expected actions, each family labels a run by the departures of its own kind, so that a
 candidate's Cov and Delta count the failures it teaches, not every failure of the run:
 
-- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made;
+- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made (NA when it
+  was tried and failed: an error not recovered from);
 - `unwarranted`: refusal. LACKING when the run made a `tool` write the expected actions do not make;
 - `arg_kind`: an argument departure of `kinds` on `tool` (`arg`, or any argument when None): another listed option,
   a wrong number, an invented value;
@@ -39,7 +40,10 @@ def missing(view: RunView, tool: str | None) -> Label | None:
         return None
     if not _expects(view, tool) or _n_expected(view) < 2:
         return "NA"
-    return "LACKING" if a.of("missing_write", tool) else "PRESENT"
+    missing = a.of("missing_write", tool)
+    if missing and all(d.instead == "call_failed" for d in missing):
+        return "NA"  # the write was tried and failed: recovering from the error is another family's capability
+    return "LACKING" if missing else "PRESENT"
 
 
 def _n_expected(view: RunView) -> int:

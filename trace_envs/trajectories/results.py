@@ -53,6 +53,9 @@ class ResultIndex:
         self.fields: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.before_write: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.arg_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        # (earlier read, later read, argument) -> paths of the earlier read's record holding the later read's argument
+        # (a zip code read off an account, then passed to an outage lookup), in passed runs
+        self.read_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         self.openings: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)
         # (read, write) -> field -> value -> [records the passed runs then wrote, records they read and left alone
         # though the user asked for the write's action]: which field separates the two, whoever failed
@@ -76,6 +79,13 @@ class ResultIndex:
                 kind = kinds.get(call.name)
                 if pos in judged:
                     self._judge(call, judged[pos], last)
+                if kind == "read" and run.success:
+                    for arg, value in call.arguments.items():
+                        for read, flat in last_of.items():
+                            if read != call.name and isinstance(value, (str, int)):
+                                for path, field_value in flat.items():
+                                    if field_value == value:
+                                        self.read_sources[(read, call.name, arg)][path] += 1
                 if kind == "read" and call.result and not call.error:
                     flat = _flat_result(call.result)
                     # A search that found one record (ToolSandbox's search_contacts) supplies that record's values.
