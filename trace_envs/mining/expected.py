@@ -49,7 +49,7 @@ def _consensus(passed: list[Run], kinds: dict[str, str]) -> list[GroundTruthActi
     names = Counter(sets).most_common(1)[0][0] if sets else ()
     agreeing = [r for r, s in zip(passed, sets) if s == names]
     out = []
-    for i, (name, args) in enumerate(_writes(agreeing[0], kinds) if agreeing else []):
+    for name, args in _writes(agreeing[0], kinds) if agreeing else []:
         others = [[a for n, a in _writes(r, kinds) if n == name] for r in agreeing[1:]]
         kept = {}
         for arg, value in args.items():

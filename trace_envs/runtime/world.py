@@ -71,10 +71,11 @@ class RecordSource:
     """Scenario records drawn from the read tool's real records: a fresh id under `key`, the scenario's owner under
     the owner field, everything else as the real record had it."""
 
-    def __init__(self, spec: CapabilitySpec, read: str, key: str, rng: np.random.Generator):
-        tool = spec.tool(read)
-        pool = [r for r in map(_one_record, tool.result_examples) if r is not None]
-        if not pool and _one_record(tool.result_example) is not None:
+    def __init__(self, spec: CapabilitySpec, read: str | None, key: str, rng: np.random.Generator):
+        # Without a read (a booking addressed by the member id the user states), the record is the key alone.
+        tool = spec.tool(read) if read else None
+        pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
+        if tool and not pool and _one_record(tool.result_example) is not None:
             pool = [_one_record(tool.result_example)]
         self.spec, self.key, self.rng = spec, key, rng
         self.pool = pool or [{}]
