@@ -1,11 +1,13 @@
 """adapters_train: one LoRA adapter per capability, trained with GRPO (TRL + PEFT) against a registered `trace/*` env
 through the TRL bridge (`trace_envs.integrations.trl`), with an SFT warm start on oracle episodes, model-backed
-policies (`hf:`, `routed:`, `openai:`) and their evaluation, and difficulty calibration. Scripted evaluation (no model)
-is `trace_envs.evaluation`; the `run` pipeline is `trace_envs.pipeline`.
+policies (`hf:`, `routed:`, `openai:`) and difficulty calibration. It implements the library's training seam
+(`trace_envs.training.Training`, in `adapters_train.provider`), through which the CLI and the `run` pipeline reach it;
+the library never imports this package. The options (`TrainConfig`) and evaluation (`evaluate`, every policy kind)
+are the library's.
 
     from adapters_train import TrainConfig, train_grpo
-    from adapters_train.evaluate import evaluate
     from adapters_train.calibrate import calibrate
+    from trace_envs.evaluation import evaluate
 
     res = train_grpo(TrainConfig(env_id="trace/<name>", model="smollm2", steps=160))
     print(evaluate("trace/<name>", f"hf:smollm2+{res.adapter_dir}", episodes=50).format())
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters_train.config import TrainConfig, load_config
 from trace_envs.evaluation import EVAL_SEED_OFFSET
+from trace_envs.training import TrainConfig, load_config
 
 __all__ = [
     "EVAL_SEED_OFFSET",

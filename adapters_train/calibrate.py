@@ -10,10 +10,11 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from adapters_train.evaluate import ChatPolicy, parse_policy
-from trace_envs.evaluation import EpisodeResult, group_by_seed, pass_at_ks
+from trace_envs.evaluation import EpisodeResult, PolicyOptions, build_policy, group_by_seed, pass_at_ks
 
 CALIBRATION_SEED_OFFSET = 2_000_000
+# A GRPO group samples its rollouts, so calibration does too unless told otherwise.
+CALIBRATION_TEMPERATURE = 1.0
 
 
 @dataclass
@@ -99,16 +100,16 @@ def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: 
 
 def calibrate(env_id: str, policy: Any, groups: int = 16, k: int = 8, *, seed_offset: int = CALIBRATION_SEED_OFFSET,
               progress: bool = False, **opts: Any) -> CalibrationReport:
-    """Sample `groups` groups of `k` rollouts (a model policy samples at temperature 1 unless told otherwise)."""
+    """Sample `groups` groups of `k` rollouts of `policy` (an object, or its text for
+    `trace_envs.evaluation.build_policy`; `opts` are its `PolicyOptions`, None values ignored, a model policy
+    sampling at `CALIBRATION_TEMPERATURE` unless told otherwise)."""
     import trace_envs  # noqa: F401
 
     if isinstance(policy, str):
-        if not policy.startswith("scripted:"):
-            opts.setdefault("temperature", 1.0)
-        pol = parse_policy(policy, **opts)
+        given = {k: v for k, v in opts.items() if v is not None}
+        pol = build_policy(policy, PolicyOptions(**{"temperature": CALIBRATION_TEMPERATURE, **given}))
     else:
         pol = policy
     seeds = list(range(seed_offset, seed_offset + groups))
-    kwargs = {"progress": progress} if isinstance(pol, ChatPolicy) else {}
-    results = pol.rollouts(env_id, seeds, k, **kwargs)
+    results = pol.rollouts(env_id, seeds, k, **({"progress": progress} if progress else {}))
     return summarize_groups(env_id, pol.name, results, k)

@@ -1,104 +1,14 @@
-"""Training configuration: the defaults (LoRA rank 16 on all linear layers, GRPO groups of 8) and the config file
-that reaches every TRL option.
-
-A config file is YAML or JSON. Top-level keys that name a `TrainConfig` field set it; the sections `grpo:`, `lora:`
-and `sft:` are passed as keyword arguments to TRL's `GRPOConfig`, PEFT's `LoraConfig` and TRL's `SFTConfig`; any other
-top-level key is taken as a `GRPOConfig` argument, so a flat mapping of GRPOConfig kwargs works as is::
-
-    steps: 200
-    num_generations: 8
-    grpo:
-      use_vllm: true
-      vllm_mode: server        # or colocate
-      gradient_accumulation_steps: 4
-      bf16: true
-    lora:
-      r: 32
-"""
+"""TRL and PEFT configs from a `TrainConfig` (`trace_envs.training`): GRPOConfig, LoraConfig and SFTConfig, with the
+defaults a machine without a GPU needs, and every option of the config's `grpo:`, `lora:` and `sft:` sections passed
+through (an unknown one is a ValueError naming it)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-@dataclass
-class TrainConfig:
-    env_id: str = ""
-    model: str = "smollm2"
-    out: str = "adapters"
-    # GRPO (the paper's recipe: groups of 8 rollouts from one start state, LoRA r=16 on every linear layer; 160 steps
-    # of one group is 1,280 rollouts per capability, 5,120 for four capabilities)
-    steps: int = 160
-    num_generations: int = 8
-    prompts_per_step: int = 1
-    learning_rate: float = 1e-5
-    temperature: float = 1.0
-    max_completion_length: int = 512
-    max_tool_calling_iterations: int | None = None  # None: the env's max_turns knob
-    train_seed_start: int = 0
-    seed: int = 0
-    logging_steps: int = 1
-    # bf16 autocast for the training steps (SFT and GRPO). On a CPU with native bf16 (AVX512-BF16 or AMX) a
-    # SmolLM2 SFT step is about 1.4x faster; see `cpu_has_native_bf16`.
-    bf16: bool = False
-    chat_template: str | None = None
-    user_tool: bool = True
-    # LoRA
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    target_modules: str | list[str] = "all-linear"
-    # SFT warm start on oracle episodes
-    warm_start: bool = False
-    sft_episodes: int = 64
-    sft_epochs: float = 2.0
-    sft_learning_rate: float = 2e-4
-    sft_batch_size: int = 4
-    # pass-through option mappings
-    grpo: dict[str, Any] = field(default_factory=dict)
-    lora: dict[str, Any] = field(default_factory=dict)
-    sft: dict[str, Any] = field(default_factory=dict)
-
-    def replace(self, **changes: Any) -> "TrainConfig":
-        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-
-def read_mapping(path: str | Path) -> dict[str, Any]:
-    text = Path(path).read_text(encoding="utf-8")
-    if str(path).endswith(".json"):
-        data = json.loads(text)
-    else:
-        import yaml
-
-        data = yaml.safe_load(text)
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a config file must hold a mapping")
-    return data
-
-
-def load_config(path: str | Path | None, base: TrainConfig | None = None, **overrides: Any) -> TrainConfig:
-    """A TrainConfig from a YAML/JSON file (see module doc), then explicit `overrides` (None values ignored)."""
-    cfg = base or TrainConfig()
-    if path:
-        data = read_mapping(path)
-        names = {f.name for f in dataclasses.fields(TrainConfig)}
-        known = {k: v for k, v in data.items() if k in names and k not in ("grpo", "lora", "sft")}
-        grpo = dict(data.get("grpo") or {})
-        grpo.update({k: v for k, v in data.items() if k not in names})
-        cfg = cfg.replace(**known)
-        cfg = dataclasses.replace(
-            cfg,
-            grpo={**cfg.grpo, **grpo},
-            lora={**cfg.lora, **(data.get("lora") or {})},
-            sft={**cfg.sft, **(data.get("sft") or {})},
-        )
-    return cfg.replace(**overrides)
+from trace_envs.training import TrainConfig
 
 
 def _check_kwargs(cls: type, kwargs: dict[str, Any], what: str) -> None:

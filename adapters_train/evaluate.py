@@ -6,8 +6,8 @@ OpenAI-compatible endpoint, all acting through the TRL bridge exactly as during 
 - `routed:BASE+ADAPTERS_DIR`: one PEFT model with every adapter, switched per episode by the router;
 - `openai:MODEL`: any OpenAI-compatible server (--base-url / OPENAI_BASE_URL).
 
-Scripted policies, episode results, reports and pass@k need no model and live in `trace_envs.evaluation`;
-`evaluate` here accepts every policy kind.
+The policy text is read, and scripted policies built, by `trace_envs.evaluation`; `trace_envs.evaluation.evaluate`
+runs every kind and reaches these through the training seam (`model_policy`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from trace_envs.evaluation import EVAL_SEED_OFFSET, EpisodeResult, EvalReport, ScriptedPolicy
-from trace_envs.evaluation import evaluate as evaluate_policy
+from trace_envs.evaluation import EpisodeResult, PolicyOptions, PolicySpec, parse_policy
 
 
 # ---- chat policies (act through the TRL bridge) ---------------------------------------------------------------------------
@@ -150,9 +149,8 @@ class RoutedPolicy(HFPolicy):
         from adapters_train.models import resolve_model
         from trace_envs.routing import load_index
 
-        base, sep, adapters_dir = spec.partition("+")
-        if not sep or not adapters_dir:
-            raise ValueError(f"routed policy needs routed:BASE+ADAPTERS_DIR, got routed:{spec}")
+        parsed = parse_policy(f"routed:{spec}")  # a ValueError unless both BASE and ADAPTERS_DIR are there
+        base, adapters_dir = parsed.base, str(parsed.attachment)
         try:
             index = load_index(adapters_dir)
         except FileNotFoundError as exc:  # a mistyped folder is the user's error, said in one line
@@ -261,39 +259,16 @@ class OpenAIPolicy(ChatPolicy):
         return out
 
 
-# ---- entry points ---------------------------------------------------------------------------------------------------------
-def parse_policy(spec: str, **opts: Any) -> Any:
-    """`scripted:oracle|random|passive`, `hf:MODEL[+ADAPTER]`, `routed:BASE+ADAPTERS_DIR`, `openai:MODEL`."""
-    kind, _, rest = spec.partition(":")
-    if kind == "scripted":
-        return ScriptedPolicy(rest)
-    if kind == "hf" and rest:
-        return HFPolicy(rest, temperature=opts.get("temperature", 0.0), max_new_tokens=opts.get("max_new_tokens", 256),
-                        chat_template=opts.get("chat_template"), batch_size=opts.get("batch_size", 16))
-    if kind == "routed" and rest:
-        return RoutedPolicy(rest, temperature=opts.get("temperature", 0.0), max_new_tokens=opts.get("max_new_tokens", 256),
-                            chat_template=opts.get("chat_template"), batch_size=opts.get("batch_size", 16))
-    if kind == "openai" and rest:
-        return OpenAIPolicy(rest, base_url=opts.get("base_url"), temperature=opts.get("temperature", 0.0),
-                            max_tokens=opts.get("max_new_tokens") or 512)
-    raise ValueError(
-        f"unknown policy {spec!r}: use scripted:oracle|random|passive, hf:MODEL[+ADAPTER], routed:BASE+ADAPTERS_DIR "
-        "or openai:MODEL"
-    )
-
-
-def evaluate(env_id: str, policy: Any, episodes: int = 50, *, samples: int = 1, seed_offset: int = EVAL_SEED_OFFSET,
-             progress: bool = False, max_turns: int | None = None, **opts: Any) -> EvalReport:
-    """Run `episodes` fixed seeds (`seed_offset`, ...) x `samples` rollouts of any policy and summarize.
-
-    Args:
-        env_id: a registered env id. policy: a policy object or its text (see `parse_policy`).
-        episodes, samples, seed_offset: the seeds, as in `trace_envs.evaluation.evaluate`.
-        progress: print a line to stderr after each batch of chat episodes.
-        max_turns: for chat policies, end an episode after this many assistant turns (default: the env's
-            `max_turns`); the episode is scored where it stopped.
-        opts: model options for `parse_policy` (temperature, max_new_tokens, chat_template, base_url, batch_size).
-    """
-    pol = parse_policy(policy, **opts) if isinstance(policy, str) else policy
-    kwargs = {"progress": progress, "max_turns": max_turns} if isinstance(pol, ChatPolicy) else {}
-    return evaluate_policy(env_id, pol, episodes, samples=samples, seed_offset=seed_offset, **kwargs)
+# ---- the seam's builder -----------------------------------------------------------------------------------------------
+def model_policy(spec: PolicySpec, options: PolicyOptions) -> ChatPolicy:
+    """The model-backed policy `spec` names (read by `trace_envs.evaluation.parse_policy`), sampling as `options` say;
+    a kind's own token budget (256 for hf: and routed:, 512 for openai:) when `options.max_new_tokens` is None."""
+    budget = {"max_new_tokens": options.max_new_tokens} if options.max_new_tokens else {}
+    if spec.kind in ("hf", "routed"):
+        cls = HFPolicy if spec.kind == "hf" else RoutedPolicy
+        return cls(spec.target, temperature=options.temperature, chat_template=options.chat_template,
+                   batch_size=options.batch_size, **budget)
+    if spec.kind == "openai":
+        return OpenAIPolicy(spec.target, base_url=options.base_url, temperature=options.temperature,
+                            **({"max_tokens": options.max_new_tokens} if options.max_new_tokens else {}))
+    raise ValueError(f"not a model-backed policy: {spec.text}")

@@ -6,11 +6,10 @@ import datetime as _dt
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters_train.config import TrainConfig, make_grpo_config, make_lora_config
+from adapters_train.config import make_grpo_config, make_lora_config
 from adapters_train.env_info import env_info
 from adapters_train.metrics import (
     metrics_callback,
@@ -21,22 +20,7 @@ from adapters_train.metrics import (
     step_progress_callback,
 )
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
-
-
-@dataclass
-class TrainResult:
-    env_id: str
-    adapter_dir: Path | None
-    steps: int
-    final_reward: float | None
-    rewards: list[float] = field(default_factory=list)
-    informative: list[float] = field(default_factory=list)
-    seconds: float = 0.0
-    sft_dir: Path | None = None
-    num_tokens: list[int] = field(default_factory=list)  # TRL's cumulative token count (all ranks) per logged step
-    main_process: bool = True  # False on the other ranks of a data-parallel job: they neither print nor save
-    metrics_path: Path | None = None  # every trainer log of the run (SFT warm start and GRPO), one JSON line each
-    curve_path: Path | None = None  # the reward-curve PNG
+from trace_envs.training import TrainConfig, TrainResult
 
 
 def group_signal_callback() -> Any:

@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from adapters_train.config import TrainConfig, make_lora_config, make_sft_config
+from adapters_train.config import make_lora_config, make_sft_config
 from adapters_train.env_info import env_info
 from adapters_train.metrics import metrics_callback, metrics_paths, progress_line, quiet, step_progress_callback
 from adapters_train.models import LoadedModel, resolve_model, save_adapter
+from trace_envs.training import TrainConfig
 
 
 def _ids(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], gen: bool) -> list[int]:

@@ -13,7 +13,7 @@ import time
 from trace_envs.datasets.planted import generate_planted
 from trace_envs.mining.pipeline import mine
 from trace_envs.routing import LexicalRouter, ModelRouter, accuracy, candidates_from_specs
-from trace_envs.routing_eval import planted_tasks
+from trace_envs.routing.planted import planted_tasks
 
 TRAIN_RUNS = 2000
 LEXICAL_TASKS = 500

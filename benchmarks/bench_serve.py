@@ -1,7 +1,7 @@
 """Env steps over HTTP (`trace-envs serve`, OpenEnv's WebSocket sessions) against the same env in process.
 
 Both sides play the same oracle episodes (reset + every oracle action, seeds 0..N-1) through `gym.make(env_id)`: in
-process directly, remotely through `trace_envs.remote.RemoteEnv` (one session), then with 8 sessions at once from 8
+process directly, remotely through `trace_envs.serving.remote.RemoteEnv` (one session), then with 8 sessions at once from 8
 threads. Reported: the server's start time (spawn to /health answering); steps/s counting only the time inside
 `step` calls, and episodes/s (reset included); each as a ratio of remote to in-process measured in this run.
 
@@ -22,7 +22,7 @@ import time
 import gymnasium as gym
 
 import trace_envs  # noqa: F401  (registers the envs)
-from trace_envs.health import free_port, wait_for_server
+from trace_envs.serving.health import free_port, wait_for_server
 from trace_envs.registry import registered
 
 FLOOR = 1 / 50
@@ -60,7 +60,7 @@ def _start_server(env_id: str) -> tuple[subprocess.Popen, str, float]:
 
 
 def run() -> list[str]:
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     env_id = sorted(registered())[0]
     n = int(os.environ.get("TRACE_ENVS_SERVE_EPISODES", "200"))

@@ -37,7 +37,7 @@ from typing import Any
 import gymnasium as gym
 
 import trace_envs  # noqa: F401  (registers the envs)
-from trace_envs.health import free_port, wait_for_server
+from trace_envs.serving.health import free_port, wait_for_server
 from trace_envs.registry import registered
 
 IDLE_S = 5.0  # the server's --idle-timeout here: short, so that dead clients' slots can be checked in the run

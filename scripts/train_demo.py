@@ -59,14 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     import gymnasium as gym
 
     import trace_envs  # noqa: F401
-    from adapters_train.config import TrainConfig
-    from adapters_train.evaluate import HFPolicy, evaluate
+    from adapters_train.evaluate import HFPolicy
     from adapters_train.grpo import train_grpo
     from adapters_train.metrics import reward_curve
     from adapters_train.models import load_policy_model, resolve_model
     from adapters_train.sft import train_sft
-    from trace_envs.evaluation import EVAL_SEED_OFFSET
+    from trace_envs.evaluation import EVAL_SEED_OFFSET, evaluate
     from trace_envs.registry import registered_ids, resolve_env_id
+    from trace_envs.training import TrainConfig
 
     start = time.time()
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.health import wait_for_server
+from trace_envs.serving.health import wait_for_server
 
 
 def start_server(cmd: list[str], port: int, log: Path, *, timeout_s: float = 120, **env: str) -> subprocess.Popen:

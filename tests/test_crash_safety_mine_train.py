@@ -83,7 +83,7 @@ TRAIN = textwrap.dedent(
     import os, sys
     os.environ["HF_HUB_OFFLINE"] = "1"
     import trace_envs
-    from adapters_train.config import TrainConfig
+    from trace_envs.training import TrainConfig
     from adapters_train.grpo import train_grpo
     print("ready", flush=True)
     cfg = TrainConfig(env_id=sys.argv[1], model="tiny", out=sys.argv[2], steps=1, num_generations=2,

@@ -17,8 +17,8 @@ pytest.importorskip("trl")
 gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
-from adapters_train.config import TrainConfig  # noqa: E402
 from adapters_train.grpo import train_grpo  # noqa: E402
+from trace_envs.training import TrainConfig  # noqa: E402
 
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not ENVS, reason="no generated env registered")]

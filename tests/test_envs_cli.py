@@ -92,6 +92,42 @@ def test_play_says_why_each_clause_fell_short():
     assert "explained (0.00): not met: no successful call of get_reservation_details(reservation_id=" in res.output
 
 
+def test_play_with_piped_input_reads_as_a_conversation(tmp_path):
+    """`trace-envs play ENV < actions.txt`, in a real process: each agent turn follows its `agent>` prompt on the
+    same line, the env's reply on the next, and the reward closes the transcript."""
+    import os
+    import subprocess
+    import sys
+
+    env = gym.make(ENV)
+    env.reset(seed=3)
+    actions = env.unwrapped.oracle_actions()
+    script = tmp_path / "actions.txt"
+    script.write_text("\n".join(actions) + "\n")
+    with script.open() as stdin:
+        res = subprocess.run([sys.executable, "-m", "trace_envs", "play", ENV, "--seed", "3"], stdin=stdin,
+                             capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    turns = [line.removeprefix("agent> ") for line in lines if line.startswith("agent> ")]
+    assert turns == actions
+    for action in actions:
+        i = lines.index(f"agent> {action}")
+        assert lines[i + 1].startswith("env: ")
+    assert lines[-1].startswith("episode over: reward 1.000  breakdown {")
+
+
+def test_play_prints_the_score_when_the_input_ends_first():
+    env = gym.make(ENV)
+    env.reset(seed=3)
+    first = env.unwrapped.oracle_actions()[0]  # the lookup, then the input ends
+    res = run("play", ENV, "--seed", "3", stdin=first + "\n")
+    assert res.exit_code == 0, res.output
+    assert f"agent> {first}\nenv: " in res.output
+    assert "episode not over: score so far 0.000  breakdown {" in res.output
+    assert "  explained (0.00): " in res.output
+
+
 def test_generate_reports_a_spec_that_fails_validation(tmp_path):
     spec = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
     # A check that only asks for the lookup cannot tell the oracle from its mutants: validation must refuse it.

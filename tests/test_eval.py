@@ -15,8 +15,8 @@ from _doubles import TOY_ENV_ID, register_toy  # noqa: E402
 
 import trace_envs  # noqa: E402,F401
 from adapters_train.calibrate import summarize_groups, verdict_for  # noqa: E402
-from adapters_train.evaluate import OpenAIPolicy, evaluate  # noqa: E402
-from trace_envs.evaluation import EpisodeResult, pass_at_k  # noqa: E402
+from adapters_train.evaluate import OpenAIPolicy  # noqa: E402
+from trace_envs.evaluation import EpisodeResult, evaluate, pass_at_k  # noqa: E402
 from trace_envs.generate.policies import random_value  # noqa: E402
 
 register_toy()

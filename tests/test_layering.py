@@ -1,10 +1,11 @@
 """The design's layering (DESIGN.md, "Layering"), checked on the source: every import statement of the library, at
 module level or inside a function, parsed with `ast`.
 
-Data flows logs -> specs -> envs -> adapters -> router: training (adapters_train) reads no mining, routing evaluation
-or data sets; the gym.make path (registry) and the runtime know nothing of the generator, the miner or the trainer;
-checks are pure functions of a trace; mining never imports training; no library module imports the CLI; the training
-modules import each other without a cycle.
+Data flows logs -> specs -> envs -> adapters -> router: the library (trace_envs) never imports training
+(adapters_train), which it reaches only through its seam; training reads no mining, routing evaluation or data sets;
+the gym.make path (registry) and the runtime know nothing of the generator, the miner or the trainer; checks are pure
+functions of a trace; mining never imports training; no library module imports the CLI; the training modules import
+each other without a cycle.
 """
 
 from __future__ import annotations
@@ -110,11 +111,13 @@ def test_the_parser_sees_module_level_lazy_and_package_imports() -> None:
     """The graph the rules run on is the real one (a rule over an empty graph would pass for nothing)."""
     assert len(GRAPH) > 80
     assert "trace_envs.runtime.base" in GRAPH["trace_envs.envs_loader"]  # module level, `from a.b import c`
-    assert "adapters_train.grpo" in GRAPH["trace_envs.pipeline"]  # a lazy import inside a method
-    assert "trace_envs.routing_eval" in GRAPH["trace_envs.pipeline"]
+    assert "trace_envs.mining.pipeline" in GRAPH["trace_envs.pipeline"]  # a lazy import inside a method
+    assert "trace_envs.routing.planted" in GRAPH["trace_envs.pipeline"]
     assert "adapters_train.sft" in GRAPH["adapters_train.grpo"]  # lazy, inside train_grpo
+    assert "trace_envs.training" in GRAPH["adapters_train.provider"]  # training imports the library's seam
     assert "trace_envs.cli" in GRAPH["trace_envs.__main__"]  # a package's __init__
-    assert violations("trace_envs.pipeline", ("adapters_train",))  # the rule finder reports what it is shown
+    assert "trace_envs.routing.index" in GRAPH["trace_envs.routing"]  # a package's __init__ re-exporting
+    assert violations("trace_envs.pipeline", ("trace_envs.mining",))  # the rule finder reports what it is shown
 
 
 def test_the_cycle_finder_finds_a_planted_cycle() -> None:
@@ -123,7 +126,7 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
 
 
 def test_training_imports_no_mining_routing_evaluation_data_sets_or_cli() -> None:
-    forbidden = ("trace_envs.mining", "trace_envs.routing_eval", "trace_envs.datasets", "trace_envs.cli")
+    forbidden = ("trace_envs.mining", "trace_envs.routing.planted", "trace_envs.datasets", "trace_envs.cli")
     assert violations("adapters_train", forbidden) == []
 
 
@@ -184,6 +187,37 @@ def test_checks_import_no_runtime_env_or_generator() -> None:
     forbidden = ("trace_envs.runtime", "trace_envs.registry", "trace_envs.envs_loader", "trace_envs.generate",
                  "trace_envs.families", "trace_envs.integrations")
     assert violations("trace_envs.checks", forbidden) == []
+
+
+def test_no_library_module_imports_the_training_package() -> None:
+    """Training depends on the library, never the reverse: the CLI and the pipeline reach it through the seam
+    (`trace_envs.training`, an entry point), at module level, lazily or in any other way."""
+    assert violations("trace_envs", ("adapters_train",)) == []
+
+
+def strings_naming(source: str, word: str) -> list[int]:
+    """The lines of `source` with a string literal (docstrings aside) that holds `word`."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and word in node.value
+            and id(node) not in docstrings]
+
+
+def test_no_library_module_names_the_training_package_to_import_it_some_other_way() -> None:
+    """No `importlib.import_module("adapters_train...")`, `__import__`, entry point built by hand or any other string
+    that holds the package's name, outside docstrings, in any `trace_envs` module."""
+    found = [f"{name}:{line}" for name, path in library_modules().items() if _under(name, "trace_envs")
+             for line in strings_naming(path.read_text(encoding="utf-8"), "adapters_train")]
+    assert found == []
+
+
+def test_the_string_rule_sees_a_string_import_and_not_a_docstring() -> None:
+    source = ('"""Mentions adapters_train."""\nimport importlib\n\n\ndef f():\n    """adapters_train too."""\n'
+              '    return importlib.import_module("adapters_train.grpo")\n')
+    assert strings_naming(source, "adapters_train") == [7]
 
 
 def test_mining_never_imports_training() -> None:

@@ -57,8 +57,9 @@ def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
     line per stage and per step, never a raw trainer dict; those go to the metrics file beside each adapter."""
     out = tmp_path / "run"
     config = tmp_path / "small.json"
-    config.write_text(json.dumps({"steps": 1, "num_generations": 2, "max_completion_length": 16, "sft_episodes": 2,
-                                  "eval_episodes": 1, "eval_max_new_tokens": 8}))
+    config.write_text(json.dumps({"train": {"steps": 1, "num_generations": 2, "max_completion_length": 16,
+                                            "sft_episodes": 2},
+                                  "eval": {"episodes": 1, "max_new_tokens": 8}}))
     args = [CLI, "run", str(TAU_BENCH), "--out", str(out), "--model", "tiny", "--max-capabilities", "2",
             "--config", str(config)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
@@ -81,20 +82,20 @@ def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
 
 
 def test_cpu_sizing_changes_only_what_the_user_left_unset():
-    import torch
+    from trace_envs.run_config import CPU, CPU_BF16, RunConfig, dotted, for_hardware, load_run_config, option_value
+    from trace_envs.training import Hardware
 
-    from trace_envs.pipeline import CPU_SIZED, RunConfig, load_run_config, size_for_cpu
-
-    cfg = load_run_config(None, steps=5, model="tiny")
-    sized, changed = size_for_cpu(cfg)
-    if torch.cuda.is_available():
-        assert (sized, changed) == (cfg, [])
-        return
-    assert sized.steps == 5 and "steps" not in changed and sized.model == "tiny"
-    for key, value in CPU_SIZED.items():
-        if key != "steps":
-            assert getattr(sized, key) == value and key in changed
-    assert RunConfig().num_generations != CPU_SIZED["num_generations"]  # the sizing is not a no-op
+    assert for_hardware(Hardware(gpu=True, cpu_bf16=False)) == []  # a GPU machine keeps the run preset
+    assert for_hardware(Hardware(gpu=False, cpu_bf16=True)) == [CPU, CPU_BF16]
+    flags = {"train.steps": 5, "model": "tiny"}
+    cfg, unchanged = load_run_config(None, flags)
+    assert unchanged == []
+    sized, changed = load_run_config(None, flags, for_hardware(Hardware(gpu=False, cpu_bf16=False)))
+    assert sized.train.steps == 5 and "train.steps" not in changed and sized.model == "tiny"
+    for key, value in dotted(CPU.values).items():
+        if key != "train.steps":
+            assert option_value(sized, key) == value and key in changed
+    assert RunConfig().train.num_generations != CPU.values["train"]["num_generations"]  # the sizing is not a no-op
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from trace_envs.routing import (
     options_prompt,
     save_index,
 )
-from trace_envs.routing_eval import planted_accuracy
+from trace_envs.routing.planted import planted_accuracy
 
 
 @pytest.fixture(scope="module")

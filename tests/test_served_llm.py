@@ -24,7 +24,7 @@ gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
 from trace_envs.datasets.planted import generate_planted, write_jsonl  # noqa: E402
-from trace_envs.health import free_port  # noqa: E402
+from trace_envs.serving.health import free_port  # noqa: E402
 
 from _servers import start_server  # noqa: E402
 

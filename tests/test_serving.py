@@ -20,7 +20,7 @@ pytest.importorskip("openenv")
 gym = pytest.importorskip("gymnasium")
 
 import trace_envs  # noqa: E402,F401
-from trace_envs.health import free_port  # noqa: E402
+from trace_envs.serving.health import free_port  # noqa: E402
 
 from _servers import start_server  # noqa: E402
 
@@ -52,7 +52,7 @@ def _local_episode(seed: int, actions: list[str] | None = None) -> tuple[list[st
 
 
 def test_oracle_episode_over_http_scores_as_in_process(server):
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     _, url, _ = server
     remote = RemoteEnv(url)
@@ -73,7 +73,7 @@ def test_eight_concurrent_sessions_stay_isolated(server):
     different policy (the oracle, or the oracle with a wrong argument), each matching its in-process twin."""
     from openenv.core import GenericEnvClient
 
-    from trace_envs.remote import apply_info_delta
+    from trace_envs.serving.remote import apply_info_delta
 
     _, url, _ = server
     n = 8
@@ -189,7 +189,7 @@ def test_limits_from_the_command_line_apply(server):
 
 def test_server_stops_cleanly(server):
     """SIGTERM with a session open: the session is closed, the process exits 0 and says so, the port is free."""
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     proc, url, err = server
     remote = RemoteEnv(url)

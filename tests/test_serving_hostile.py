@@ -25,7 +25,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("websockets")
 
 import trace_envs  # noqa: E402,F401
-from trace_envs.health import free_port, wait_for_server  # noqa: E402
+from trace_envs.serving.health import free_port, wait_for_server  # noqa: E402
 
 ENVS = sorted(k for k in gym.registry if k.startswith("trace/"))
 pytestmark = pytest.mark.skipif(not ENVS, reason="no generated env registered")
@@ -40,8 +40,8 @@ CREATE = {"jsonrpc": "2.0", "method": "openenv/session/create", "params": {}, "i
 
 @pytest.fixture(scope="module")
 def url():
-    from trace_envs.serve_guard import ServeLimits
-    from trace_envs.serving import make_server
+    from trace_envs.serving.guard import ServeLimits
+    from trace_envs.serving.server import make_server
 
     port = free_port()
     limits = ServeLimits(idle_timeout_s=IDLE_S, max_body_bytes=MAX_BODY, allow_origins=(ALLOWED,))
@@ -235,7 +235,7 @@ def test_step_info_carries_only_what_the_step_added(url):
     """Over the wire a step's info holds the step's new messages (not the system prompt again): per-step bytes stay
     flat over a 20-turn episode, while in process the info grows with every turn. `"transcript": true` on a step
     returns the whole info, equal to the in-process one."""
-    from trace_envs.remote import apply_info_delta
+    from trace_envs.serving.remote import apply_info_delta
 
     env = gym.make(ENV)
     _, local_info = env.reset(seed=5)

@@ -19,9 +19,10 @@ gym = pytest.importorskip("gymnasium")
 from _doubles import TOY_ENV_ID, OracleScript, register_toy, scripted_trainer_class  # noqa: E402
 
 import trace_envs  # noqa: E402,F401
-from adapters_train.config import TrainConfig, load_config, make_grpo_config, make_lora_config  # noqa: E402
+from adapters_train.config import make_grpo_config, make_lora_config  # noqa: E402
 from adapters_train.grpo import train_grpo  # noqa: E402
 from adapters_train.models import ToolTemplateError, build_tiny, prepare_tokenizer, save_adapter  # noqa: E402
+from trace_envs.training import TrainConfig, load_config  # noqa: E402
 
 register_toy()
 GENERATED = sorted(k for k in gym.registry if k.startswith("trace/"))

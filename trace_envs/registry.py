@@ -1,7 +1,8 @@
 """Registration of generated envs as `trace/<name>`, and the one place an env id a user typed is resolved.
 
 `import trace_envs` registers every env folder (one holding `env.py`) found in the package's bundled `generated/`,
-in `./generated`, and in each folder of `TRACE_ENVS_PATH` (os.pathsep-separated). When two folders hold an env of the
+in `./generated`, and in each folder of `TRACE_ENVS_PATH` (os.pathsep-separated); `add_search_folder` adds one more
+for the rest of the process (`trace-envs run` adds its own envs folder). When two folders hold an env of the
 same name the later folder wins, so a user's regenerated env replaces the bundled one, and a `DuplicateEnvWarning`
 names both files so the override is never silent.
 """
@@ -22,6 +23,7 @@ from trace_envs.paths import bundled_generated_dir
 NAMESPACE = "trace"
 PATH_VARIABLE = "TRACE_ENVS_PATH"
 _loaded: dict[str, type] = {}
+_added: list[Path] = []
 
 
 class DuplicateEnvWarning(UserWarning):
@@ -32,6 +34,7 @@ def _candidate_folders() -> list[Path]:
     """Every folder the registry looks in, in order, whether or not it exists."""
     paths = [bundled_generated_dir(), Path.cwd() / "generated"]
     paths += [Path(p) for p in os.environ.get(PATH_VARIABLE, "").split(os.pathsep) if p]
+    paths += _added
     unique: list[Path] = []
     for p in paths:
         r = p.resolve()
@@ -91,6 +94,15 @@ def register_all() -> list[str]:
         gym.register(id=env_id, entry_point=partial(make_env, str(module)), disable_env_checker=False)
         ids.append(env_id)
     return ids
+
+
+def add_search_folder(folder: str | Path) -> list[str]:
+    """Look in `folder` too, after every other folder (so its envs override those of the same name), for the rest of
+    this process, and register what the search path now holds; returns the ids registered."""
+    path = Path(folder).resolve()
+    if path not in _added:
+        _added.append(path)
+    return register_all()
 
 
 def registered() -> dict[str, Path]:

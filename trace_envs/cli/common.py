@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -49,3 +50,33 @@ def output_dir(path: Path, option: str = "--out") -> Path:
         what = "cannot write in the folder" if folder == path else f"cannot create the folder in {folder}"
         raise fail(f"{option} {path}: {what}: {exc.strerror}") from None
     return path
+
+
+def option_help(model: Any, name: str, default: Any = None) -> str:
+    """A flag's help from the option model's field: its description and its default (`default` when the command
+    layers a preset over the model's own), so the text and the value are written once, in the model."""
+    info = model.model_fields[name]
+    value = info.get_default(call_default_factory=True) if default is None else default
+    return f"{info.description.rstrip('.')} (default {value})."
+
+
+def one_line(exc: Exception) -> str:
+    """A pydantic ValidationError as one line, `field.path: message; ...`; any other error as its text."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in errors())
+
+
+def training_or_fail(stack: bool = False) -> Any:
+    """The training package, through its seam (`trace_envs.training`), or one `error:` line (exit 2) saying what to
+    install; `stack`: the training stack (torch, transformers, trl, peft) must be there too."""
+    from trace_envs.training import TrainingUnavailable, training
+
+    try:
+        impl = training()
+        if stack:
+            impl.require_stack()
+    except TrainingUnavailable as exc:
+        raise fail(str(exc)) from None
+    return impl

@@ -232,20 +232,31 @@ def play(
 ) -> None:
     """Play the agent's side in the terminal: type a message, or a tool call as JSON {"name": ..., "arguments": {...}}.
 
-    At the end it prints the reward, its per-clause breakdown, and why each clause below 1.0 scored what it did.
+    At the end it prints the reward, its per-clause breakdown, and why each clause below 1.0 scored what it did; when
+    the input ends (or `/quit`) before the episode does, the score the check gives the episode so far.
+    Piped input (`trace-envs play ENV < actions.txt`) is echoed after each `agent>` prompt, so the output reads as the
+    conversation.
 
     Type `/oracle` to see the oracle's actions, `/tools` for the tool schemas, `/quit` to stop.
     """
+    import sys
+
     cls = _resolve_env_class(env)
     e = cls()
     obs, info = e.reset(seed=seed)
+    # A terminal echoes what is typed after the prompt; a pipe does not, and the transcript would lose the agent's side.
+    echo = not sys.stdin.isatty()
     console.print(f"[bold]system[/bold]\n{info['system_prompt']}\n")
     console.print(f"[bold]user[/bold]: {obs}")
     while True:
         try:
             action = input("agent> ")
         except EOFError:
+            if echo:
+                print()  # end the prompt's line
             break
+        if echo:
+            print(action, flush=True)
         if action.strip() == "/quit":
             break
         if action.strip() == "/oracle":
@@ -257,13 +268,20 @@ def play(
         obs, reward, terminated, truncated, info = e.step(action)
         console.print(f"[bold]env[/bold]: {obs}")
         if terminated or truncated:
-            console.print(f"episode over: reward {reward:.3f}  breakdown {info.get('reward_breakdown')}")
-            result = e.score()
-            for clause_id, value in result.breakdown.items():
-                if value < 1.0:
-                    line = f"  {clause_id} ({value:.2f}): {result.reasons.get(clause_id, '')}"
-                    console.print(line, markup=False, soft_wrap=True)  # one greppable line per clause
-            break
+            console.print(f"episode over: reward {reward:.3f}  breakdown {info.get('reward_breakdown')}", soft_wrap=True)
+            _print_shortfalls(e.score())
+            return
+    result = e.score()
+    console.print(f"episode not over: score so far {result.score:.3f}  breakdown {result.breakdown}", soft_wrap=True)
+    _print_shortfalls(result)
+
+
+def _print_shortfalls(result) -> None:
+    """Why each clause below 1.0 scored what it did: one greppable line per clause."""
+    for clause_id, value in result.breakdown.items():
+        if value < 1.0:
+            line = f"  {clause_id} ({value:.2f}): {result.reasons.get(clause_id, '')}"
+            console.print(line, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from trace_envs.cli.common import fail, output_dir
+from trace_envs.cli.common import fail, one_line, option_help, output_dir
+from trace_envs.mining.options import MineOptions
 
 MINE_HELP = (
     "Contrast passed and failed runs, propose candidate capabilities, label every (run, candidate) pair PRESENT / "
@@ -35,20 +36,22 @@ def mine(
     offline: Annotated[bool, typer.Option("--offline", help="Offline proposer only (the default without --llm).")] = False,
     llm: Annotated[Optional[str], typer.Option("--llm", metavar="PROVIDER:MODEL", help="LLM proposer and labeler.")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    rho: Annotated[float, typer.Option("--rho", help="Minimum Cov.")] = 0.10,
-    delta: Annotated[float, typer.Option("--delta", help="Minimum Delta.")] = 0.20,
-    k: Annotated[int, typer.Option("--k", help="Resamples a candidate must pass.")] = 8,
-    n: Annotated[int, typer.Option("--n", help="Bootstrap resamples.")] = 10,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    max_candidates: Annotated[Optional[int], typer.Option("--max-candidates", help="Cap on candidates.")] = None,
-    dup_agreement: Annotated[float, typer.Option("--dup-agreement", help="Label agreement that merges two.")] = 0.95,
+    rho: Annotated[Optional[float], typer.Option("--rho", help=option_help(MineOptions, "rho"))] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help=option_help(MineOptions, "delta"))] = None,
+    k: Annotated[Optional[int], typer.Option("--k", help=option_help(MineOptions, "k"))] = None,
+    n: Annotated[Optional[int], typer.Option("--n", help=option_help(MineOptions, "n"))] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help=option_help(MineOptions, "seed"))] = None,
+    max_candidates: Annotated[Optional[int], typer.Option("--max-candidates",
+                                                          help=option_help(MineOptions, "max_candidates"))] = None,
+    dup_agreement: Annotated[Optional[float], typer.Option("--dup-agreement",
+                                                           help=option_help(MineOptions, "dup_agreement"))] = None,
     cache_dir: Annotated[Path, typer.Option("--cache-dir", help="LLM reply cache.")] = Path(".trace_cache/llm"),
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Parallel LLM requests.")] = 4,
-    max_pairs: Annotated[int, typer.Option("--max-pairs", help="Contrasting (passed, failed) pairs shown to the LLM, "
-                                           "4 per prompt.")] = 24,
+    concurrency: Annotated[Optional[int], typer.Option("--concurrency",
+                                                       help=option_help(MineOptions, "concurrency"))] = None,
+    max_pairs: Annotated[Optional[int], typer.Option("--max-pairs", help=option_help(MineOptions, "max_pairs"))] = None,
     llm_max_tokens: Annotated[int, typer.Option("--llm-max-tokens", help="Token budget of one LLM reply.")] = 2000,
-    llm_label_runs: Annotated[int, typer.Option("--llm-label-runs", help="Runs the LLM labels for a candidate "
-                                                "that no check can label.")] = 300,
+    llm_label_runs: Annotated[Optional[int], typer.Option("--llm-label-runs",
+                                                          help=option_help(MineOptions, "llm_label_runs"))] = None,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip runs that do not parse.")] = False,
     kinds: Annotated[Optional[Path], typer.Option("--kinds", help="YAML/JSON tool-kind overrides.")] = None,
     rules: Annotated[Optional[Path], typer.Option(
@@ -63,7 +66,9 @@ def mine(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Mine the capabilities an agent lacks."""
-    from trace_envs.mining.pipeline import ContrastError, MineOptions, mine_by_domain, mine_pooled
+    from pydantic import ValidationError
+
+    from trace_envs.mining.pipeline import ContrastError, mine_by_domain, mine_pooled
     from trace_envs.mining.report import write_outputs
     from trace_envs.trajectories.errors import TrajectoryFormatError
     from trace_envs.trajectories.loaders import load_runs
@@ -73,8 +78,12 @@ def mine(
         raise fail("--offline and --llm exclude each other")
     if pool and llm:
         raise fail("--pool mines with the offline proposer only: drop --llm, or mine each domain on its own")
-    if not 0 <= rho <= 1 or not -1 <= delta <= 1 or n < 1 or not 0 <= k <= n:
-        raise fail("thresholds out of range: need 0 <= rho <= 1, -1 <= delta <= 1, N >= 1, 0 <= K <= N")
+    given = dict(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates, dup_agreement=dup_agreement,
+                 concurrency=concurrency, max_pairs=max_pairs, llm_label_runs=llm_label_runs)
+    try:
+        opts = MineOptions(**{name: value for name, value in given.items() if value is not None})
+    except ValidationError as exc:
+        raise fail(one_line(exc)) from None
     output_dir(out)  # fail fast, before any work
     client = None
     if llm:
@@ -110,9 +119,6 @@ def mine(
         raise fail(f"--rules {rules}: policy rules are one domain's, and these runs are of {len(groups)} domains "
                    f"({', '.join(groups)}): add --domain NAME")
     runs = [r for group in groups.values() for r in group]
-    opts = MineOptions(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates,
-                       dup_agreement=dup_agreement, concurrency=concurrency, max_pairs=max_pairs,
-                       llm_label_runs=llm_label_runs)
     kwargs = dict(options=opts, llm=client, overrides=overrides, rules=policy_rules)
 
     def run_mining(progress=None):

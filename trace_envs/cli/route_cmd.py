@@ -10,13 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import fail, training_or_fail
 
 
 def route(
     text: Annotated[str, typer.Argument(help="The task's opening: system prompt and/or first user message.")],
     adapters: Annotated[Path, typer.Option("--adapters", "-a", help="Adapters folder (with router.json, or one sub-folder per adapter).")],
-    method: Annotated[str, typer.Option(help="lexical (BM25, no model) or model (the base model scores labelled options).")] = "lexical",
+    method: Annotated[str, typer.Option(help="lexical (naive Bayes over words and word pairs, no model) or model (the base model scores labelled options).")] = "lexical",
     model: Annotated[str, typer.Option(help="Base model for --method model: a path, a hub id, smollm2 or tiny.")] = "smollm2",
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
@@ -30,9 +30,10 @@ def route(
     if method == "lexical":
         router = index.router()
     elif method == "model":
-        from adapters_train.models import resolve_model
-
-        loaded = resolve_model(model)
+        try:
+            loaded = training_or_fail(stack=True).load_model(model)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
         router = ModelRouter(index.candidates, loaded.model, loaded.tokenizer)
     else:
         raise fail(f"--method must be lexical or model, got {method!r}")

@@ -10,7 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from trace_envs.cli.common import fail
+from trace_envs.cli.common import fail, one_line, option_help, training_or_fail
+from trace_envs.evaluation.options import EvalOptions
+from trace_envs.run_config import CPU, RUN, RunConfig, describe_options, option_value
+from trace_envs.training import TrainOptions
 
 console = Console()
 if console.width < 150:  # the final table has nine columns; a log file or a narrow terminal still gets it whole
@@ -22,10 +25,8 @@ def _fmt(value: float | None) -> str:
 
 
 def execute(config) -> None:
-    from trace_envs.cli.train_cmd import quiet
     from trace_envs.pipeline import STAGES, Pipeline
 
-    quiet()
     pipeline = Pipeline(config)
     console.print(f"output: {pipeline.out}   model: {pipeline.model_note}")
     with Progress(
@@ -61,44 +62,44 @@ def execute(config) -> None:
         console.print(f"router ({route['method']}): accuracy {route['accuracy']:.3f} on {route['on']}")
 
 
+RUN_HELP = (
+    "Inspect, mine, generate, check, train, eval and route in one output folder.\n\n"
+    "A stage whose outputs are up to date (same inputs, same options) is skipped, so an interrupted run resumes. "
+    "Ends with a table: each capability's Cov and Delta, env check, reward before and after training, and the "
+    "router's accuracy.\n\n"
+    f"Options start from the `run` preset ({RUN.about}); without a GPU, those you leave unset are sized for a CPU "
+    f"(the `cpu` preset: {CPU.about}; the line `no GPU: CPU-sized ...` lists them), so a run on your logs finishes "
+    "in minutes. Flags and a --config file (YAML/JSON, the layout of trace_envs.run_config.RunConfig: sections mine:, "
+    "train:, eval:) set any of them; flags win. Every option, as `run` starts from it:\n\n\b\n"
+    + "\n".join(f"  {line}" for line in describe_options())
+)
+
+
 def run(
     inputs: Annotated[Optional[list[str]], typer.Argument(help="Run files, folders or globs; default: the planted data set.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML/JSON RunConfig; flags override it.")] = None,
-    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Output folder (default runs/trace).")] = None,
-    model: Annotated[Optional[str], typer.Option(help="auto | tiny | smollm2 | a path | a hub id.")] = None,
-    steps: Annotated[Optional[int], typer.Option(help="GRPO steps per capability.")] = None,
-    max_capabilities: Annotated[Optional[int], typer.Option(help="Train only the top N capabilities by Delta.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML/JSON RunConfig (sections mine:, train:, eval:); flags override it.")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help=option_help(RunConfig, "out"))] = None,
+    model: Annotated[Optional[str], typer.Option(help=option_help(RunConfig, "model"))] = None,
+    steps: Annotated[Optional[int], typer.Option(help="train.steps: " + option_help(TrainOptions, "steps", RunConfig().train.steps))] = None,
+    max_capabilities: Annotated[Optional[int], typer.Option(help=RunConfig.model_fields["max_capabilities"].description)] = None,
     capability: Annotated[Optional[list[str]], typer.Option("--capability", help="Train only this mined capability (repeat for more); names are in OUT/mine/capabilities.json.")] = None,
-    eval_episodes: Annotated[Optional[int], typer.Option(help="Held-out seeds per evaluation.")] = None,
-    llm: Annotated[Optional[str], typer.Option(help="PROVIDER:MODEL for LLM mining (offline when unset).")] = None,
-    skip_invalid: Annotated[Optional[bool], typer.Option("--skip-invalid", help="Skip unreadable runs.")] = None,
+    eval_episodes: Annotated[Optional[int], typer.Option(help="eval.episodes: " + option_help(EvalOptions, "episodes", RunConfig().eval.episodes))] = None,
+    llm: Annotated[Optional[str], typer.Option(help=RunConfig.model_fields["llm"].description)] = None,
+    skip_invalid: Annotated[Optional[bool], typer.Option("--skip-invalid", help=RunConfig.model_fields["skip_invalid"].description)] = None,
 ) -> None:
-    """Inspect, mine, generate, check, train, eval and route in one output folder.
+    from trace_envs.run_config import for_hardware, load_run_config
 
-    A stage whose outputs are up to date (same inputs, same options) is skipped, so an interrupted run resumes.
-    Ends with a table: each capability's Cov and Delta, env check, reward before and after training, and the
-    router's accuracy.
-
-    Without a GPU, options you leave unset are sized for a CPU (the top capability, a short warm start, 2 GRPO steps,
-    3 evaluation seeds; the line `no GPU: CPU-sized ...` lists them), so a run on your logs finishes in minutes.
-    """
-    from pydantic import ValidationError
-
-    from trace_envs.pipeline import load_run_config
-
+    flags = {"inputs": inputs or None, "out": out, "model": model, "train.steps": steps,
+             "max_capabilities": max_capabilities, "capabilities": capability or None, "eval.episodes": eval_episodes,
+             "llm": llm, "skip_invalid": skip_invalid}
     try:
-        cfg = load_run_config(
-            config, inputs=inputs or None, out=out, model=model, steps=steps, max_capabilities=max_capabilities,
-            capabilities=capability or None, eval_episodes=eval_episodes, llm=llm, skip_invalid=skip_invalid,
-        )
-    except (ValidationError, ValueError, OSError) as exc:
-        raise fail(f"{config or 'options'}: {exc}") from None
-    _check_model(cfg.model)
-    from trace_envs.pipeline import size_for_cpu
-
-    cfg, sized = size_for_cpu(cfg)
+        plain, _ = load_run_config(config, flags)
+    except (ValueError, OSError) as exc:
+        raise fail(f"{config or 'options'}: {one_line(exc)}") from None
+    _check_model(plain.model)
+    cfg, sized = load_run_config(config, flags, for_hardware(training_or_fail().hardware()))
     if sized:
-        console.print("no GPU: CPU-sized " + ", ".join(f"{k}={getattr(cfg, k)}" for k in sized)
+        console.print("no GPU: CPU-sized " + ", ".join(f"{k}={option_value(cfg, k)}" for k in sized)
                       + " (set any of them in --config or as a flag to override)", markup=False, highlight=False)
     _guard(lambda: execute(cfg))
 
@@ -110,21 +111,19 @@ def demo(
     """The pipeline on the embedded planted-deficit data set (a simulated retail domain with known deficits), on CPU:
     with smollm2, two chosen capabilities get a warm start and a GRPO step each, evaluated before and after on held-out
     seeds; with tiny, the top 3 by Delta get a smoke run. Rerun it and finished stages are skipped."""
-    from trace_envs.pipeline import demo_config
+    from trace_envs.run_config import demo_config
 
     _check_model(model)
-    _guard(lambda: execute(demo_config(out=out, model=model)))
+    _guard(lambda: execute(demo_config(out=out, model=model, hardware=training_or_fail().hardware())))
 
 
 def _check_model(model: str) -> None:
     """A mistyped model name fails here, in one line, before any stage runs (not minutes later at training)."""
     if model == "auto":
         return
-    from adapters_train.models import ModelNameError, check_model_name
-
     try:
-        check_model_name(model)
-    except ModelNameError as exc:
+        training_or_fail().check_model_name(model)
+    except ValueError as exc:
         raise fail(str(exc)) from None
 
 
@@ -132,14 +131,15 @@ def _guard(fn) -> None:
     from trace_envs.mining.pipeline import ContrastError
     from trace_envs.pipeline import CapabilityNotMinedError
     from trace_envs.spec.io import SpecError
+    from trace_envs.training import TrainingUnavailable
     from trace_envs.trajectories.errors import TrajectoryFormatError
 
     try:
         fn()
-    except (TrajectoryFormatError, SpecError, ContrastError, CapabilityNotMinedError) as exc:
+    except (TrajectoryFormatError, SpecError, ContrastError, CapabilityNotMinedError, TrainingUnavailable) as exc:
         raise fail(str(exc)) from None
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
+    app.command("run", help=RUN_HELP, short_help="Inspect, mine, generate, check, train, eval and route.")(run)
     app.command("demo")(demo)

@@ -27,7 +27,7 @@ def serve(
     """Serve an env with OpenEnv's server until Ctrl-C / SIGTERM.
 
     Every WebSocket session (ws://HOST:PORT/ws; reset, step, state) gets its own env instance, so rollout workers
-    in other processes or machines play isolated episodes concurrently. Clients: `trace_envs.remote.RemoteEnv(url)`
+    in other processes or machines play isolated episodes concurrently. Clients: `trace_envs.serving.remote.RemoteEnv(url)`
     (a Gymnasium env) or OpenEnv's `GenericEnvClient(base_url=url)` with actions `{"text": ...}`. /health, /schema
     and /metadata describe the server. A malformed message gets an error reply and the session goes on; an idle
     session is closed after --idle-timeout; requests from web pages of other origins are refused.
@@ -35,7 +35,7 @@ def serve(
     \b
     Example:
       trace-envs serve trace/airline_check_cabin_before_cancel --port 8000
-      python -c "from trace_envs.remote import RemoteEnv; print(RemoteEnv('http://127.0.0.1:8000').reset(seed=0))"
+      python -c "from trace_envs.serving.remote import RemoteEnv; print(RemoteEnv('http://127.0.0.1:8000').reset(seed=0))"
     """
     from trace_envs.cli.common import resolve_env
 
@@ -45,8 +45,8 @@ def serve(
     if not 0 <= idle_timeout < 1e9 or max_body < 1024:
         raise fail("--idle-timeout must be 0 (never) or a positive number of seconds, --max-body at least 1024")
     try:
-        from trace_envs.serve_guard import ServeLimits
-        from trace_envs.serving import serve as run_server
+        from trace_envs.serving.guard import ServeLimits
+        from trace_envs.serving.server import serve as run_server
     except ImportError as exc:
         raise fail(f"serving needs the serve extra ({exc.name}): pip install 'trace-envs[serve]'") from None
     limits = ServeLimits(idle_timeout_s=idle_timeout or None, max_body_bytes=max_body,

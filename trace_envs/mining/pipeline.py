@@ -27,7 +27,8 @@ from trace_envs.mining.expected import INFERRED, SIMILAR, ExpectedFromPassed
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.trajectories.results import ResultIndex
-from trace_envs.mining.select import Selection, SelectOptions, select, summary_rows
+from trace_envs.mining.options import MineOptions
+from trace_envs.mining.select import Selection, select, summary_rows
 from trace_envs.spec.model import CapabilitySpec, Evidence
 from trace_envs.trajectories.models import Run
 
@@ -37,20 +38,6 @@ MIXED_HINT = "mine each domain on its own (mine_by_domain; `trace-envs mine` wri
 
 class ContrastError(ValueError):
     """The data cannot be contrasted: it has no failed runs or no passed runs."""
-
-
-@dataclass
-class MineOptions(SelectOptions):
-    """The selection thresholds (rho, delta, K of N, seed, dup_agreement) plus how candidates are proposed and labelled."""
-
-    max_candidates: int | None = None
-    profile_sample: int = 5000
-    min_calls: int = 2
-    examples: int = 20
-    max_pairs: int = 24
-    pairs_per_prompt: int = 4
-    llm_label_runs: int = 300
-    concurrency: int = 4
 
 
 @dataclass

@@ -17,16 +17,7 @@ import numpy as np
 
 from trace_envs.mining.detector import get_detector
 from trace_envs.mining.label import LACKING, PRESENT
-
-
-@dataclass
-class SelectOptions:
-    rho: float = 0.10
-    delta: float = 0.20
-    k: int = 8
-    n: int = 10
-    seed: int = 0
-    dup_agreement: float = 0.95
+from trace_envs.mining.options import SelectOptions
 
 
 @dataclass

@@ -66,6 +66,7 @@ from trace_envs.datasets.planted.core import (
     generate_planted,
     iter_planted,
     match_deficit,
+    planted_file,
     register_kind,
     score_recovery,
 )
@@ -101,6 +102,6 @@ __all__ = [
     "FAMILY_STEPS", "FAMILY_TASKS", "HANDOFF_TOOL", "KINDS", "KIND_MODULES", "LATEST_APP", "NOISE_RATE", "OLD_APPS",
     "PLANTED_DEFICITS", "PLANTED_RULES", "POLICY", "READ_TOOLS", "REQUEST_EXPOSURE", "SEARCH_VARIANTS", "TASK_MIX",
     "TOOLS", "TOOL_KINDS", "WRITE_TOOLS", "ExtraTask", "PlantedDeficit", "PlantedKind", "exposed_deficits",
-    "generate_planted", "iter_planted", "match_deficit", "planted_policy", "register_kind", "run_to_record",
-    "score_recovery", "write_jsonl",
+    "generate_planted", "iter_planted", "match_deficit", "planted_file", "planted_policy", "register_kind",
+    "run_to_record", "score_recovery", "write_jsonl",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from trace_envs.datasets import sim
@@ -447,6 +448,15 @@ def iter_planted(n_runs: int, seed: int = 0, *, rates: dict[str, float] | None =
 def generate_planted(n_runs: int, seed: int = 0, **kwargs: Any) -> list[Run]:
     """`n_runs` planted runs (see `iter_planted` for the options). Deterministic for a given seed."""
     return list(iter_planted(n_runs, seed, **kwargs))
+
+
+def planted_file(path: str | Path, n_runs: int, seed: int = 0) -> Path:
+    """The planted data set as OpenAI-messages JSONL at `path`, written (atomically) when it is not there yet: a rerun
+    of `trace-envs run` reads the runs it mined before."""
+    path = Path(path)
+    if not path.is_file():
+        sim.write_jsonl(generate_planted(n_runs, seed), path)
+    return path
 
 
 def exposed_deficits(request_kinds: list[str]) -> list[str]:

@@ -3,11 +3,11 @@
 Each WebSocket session (`/ws`: reset, step, state, close) gets an env instance of its own, made with
 `gym.make(env_id)` and driven only through the public Gymnasium API, so a remote episode is the in-process episode:
 same seed, same observations, same reward; a step's `info` goes over the wire as what the step added
-(`trace_envs.remote.info_delta`; a step sent with `"transcript": true` carries the whole info), and
-`trace_envs.remote.RemoteEnv` rebuilds the in-process `info` from it. Sessions run concurrently, one worker thread
-each, up to `max_sessions`. OpenEnv's plain HTTP `/reset` is stateless (a fresh env per call) and only a probe; HTTP
+(`trace_envs.serving.remote.info_delta`; a step sent with `"transcript": true` carries the whole info), and
+`trace_envs.serving.remote.RemoteEnv` rebuilds the in-process `info` from it. Sessions run concurrently, one worker
+thread each, up to `max_sessions`. OpenEnv's plain HTTP `/reset` is stateless (a fresh env per call) and only a probe; HTTP
 `/step` has no episode to step and says so (409); `/health`, `/schema` and `/metadata` describe the server.
-`trace_envs.serve_guard` bounds what clients may send and how long an idle session keeps its slot.
+`trace_envs.serving.guard` bounds what clients may send and how long an idle session keeps its slot.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
 from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
 
-from trace_envs.remote import TraceAction, TraceObservation, TraceState, info_delta
-from trace_envs.serve_guard import CONNECTED, ServeGuard, ServeLimits, clip_json
+from trace_envs.serving.remote import TraceAction, TraceObservation, TraceState, info_delta
+from trace_envs.serving.guard import CONNECTED, ServeGuard, ServeLimits, clip_json
 
 STEP_NEEDS_SESSION = (
     "POST /step has no episode to step: plain HTTP requests are stateless (each gets a fresh env that was never "
     "reset). Play episodes over the WebSocket at /ws: send {\"type\": \"reset\", \"data\": {\"seed\": 0}}, then "
-    "{\"type\": \"step\", \"data\": {\"text\": ...}}; trace_envs.remote.RemoteEnv(url) does this."
+    "{\"type\": \"step\", \"data\": {\"text\": ...}}; trace_envs.serving.remote.RemoteEnv(url) does this."
 )
 
 

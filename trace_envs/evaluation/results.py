@@ -1,24 +1,18 @@
-"""Evaluation of a policy on an env without a model: episode results, reports, pass@k, and the scripted policies.
-
-Scripted policies (`scripted:oracle|random|passive`) act on the Gymnasium env itself (`env.step(action)`): the oracle
-replays the scenario's oracle actions, random makes type-correct random tool calls and random remarks, passive only
-talks. Model-backed policies (`hf:`, `openai:`, `routed:`) live in `adapters_train.evaluate`; they produce the same
-`EpisodeResult`s and are summarized by the same `summarize`, so every report has one shape.
-"""
+"""What an evaluation produces: one `EpisodeResult` per (seed, sample) episode, and the `EvalReport` that
+aggregates them (success rate, mean reward, per-clause scores, pass@k). Every policy kind, scripted or model-backed,
+yields the same results and is summarized by the same `summarize`, so every report has one shape."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Sequence
 
 # Held-out evaluation seeds start here; training seeds are drawn below it, so the two never overlap.
 EVAL_SEED_OFFSET = 1_000_000
-SCRIPTED_KINDS = ("oracle", "random", "passive")
 
 
-# ---- results -----------------------------------------------------------------------------------------------------------
 @dataclass
 class EpisodeResult:
     """One (seed, sample) episode: its reward, whether the check passed, each clause's score and why, and the whole
@@ -130,78 +124,3 @@ def summarize(env_id: str, policy: str, results: list[EpisodeResult], episodes: 
         pass_at=pass_at_ks(results, ks),
         results=results,
     )
-
-
-# ---- policies ------------------------------------------------------------------------------------------------------------
-class Policy(Protocol):
-    """What `evaluate` runs: a name for the report and a batch of episodes on fixed seeds."""
-
-    name: str
-
-    def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, **kwargs: Any) -> list[EpisodeResult]: ...
-
-
-class ScriptedPolicy:
-    """The env's oracle, or the random and passive baselines that validate every generated env
-    (`trace_envs.generate.policies`): the same policies `trace-envs check` uses."""
-
-    kinds = SCRIPTED_KINDS
-
-    def __init__(self, kind: str):
-        """`kind`: oracle, random or passive."""
-        if kind not in self.kinds:
-            raise ValueError(f"scripted policy must be one of {', '.join(self.kinds)}, got {kind!r}")
-        self.kind = kind
-
-    @property
-    def name(self) -> str:
-        return f"scripted:{self.kind}"
-
-    def episode(self, env_id: str, seed: int, sample: int) -> EpisodeResult:
-        """Play one episode on the scenario of `seed`; `sample` varies the random policy's own draws."""
-        import gymnasium as gym
-
-        from trace_envs.generate.policies import passive_action, random_action, run_policy, run_scripted
-
-        env = gym.make(env_id)
-        base = env.unwrapped
-        if self.kind == "oracle":
-            score, info = run_scripted(base, "oracle", seed)
-        else:
-            policy = random_action if self.kind == "random" else passive_action
-            score, info = run_policy(base, policy, seed, sample=sample)
-        reasons, messages = dict(base.score().reasons), base.messages
-        env.close()
-        return EpisodeResult(seed, sample, float(score), bool(info.get("success")), dict(info.get("reward_breakdown", {})),
-                             int(info.get("turn", 0)), reasons=reasons, messages=messages)
-
-    def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, **_: Any) -> list[EpisodeResult]:
-        return [self.episode(env_id, s, j) for s in seeds for j in range(samples)]
-
-
-def scripted_policy(spec: str) -> ScriptedPolicy:
-    """`scripted:oracle|random|passive` as a policy (a ValueError for any other text)."""
-    kind, sep, rest = spec.partition(":")
-    if kind != "scripted" or not sep:
-        raise ValueError(f"not a scripted policy: {spec!r} (use scripted:{'|'.join(SCRIPTED_KINDS)})")
-    return ScriptedPolicy(rest)
-
-
-def evaluate(env_id: str, policy: Policy | str, episodes: int = 50, *, samples: int = 1,
-             seed_offset: int = EVAL_SEED_OFFSET, **rollout_kwargs: Any) -> EvalReport:
-    """Run `episodes` fixed seeds (`seed_offset`, ...) x `samples` rollouts of `policy` and summarize.
-
-    Args:
-        env_id: an env id or bare name (`trace_envs.registry.resolve_env_id`: Gymnasium's NameNotFound if unknown).
-        policy: a policy object, or the text `scripted:oracle|random|passive` (model policies: `adapters_train`).
-        episodes: how many consecutive seeds. samples: rollouts per seed (pass@k needs k).
-        seed_offset: the first seed; the default is the held-out range that training never draws from.
-        rollout_kwargs: passed to the policy's `rollouts` (e.g. `progress=True` for chat policies).
-    """
-    from trace_envs.registry import resolve_env_id
-
-    env_id = resolve_env_id(env_id)
-    pol = scripted_policy(policy) if isinstance(policy, str) else policy
-    seeds = list(range(seed_offset, seed_offset + episodes))
-    results = pol.rollouts(env_id, seeds, samples, **rollout_kwargs)
-    return summarize(env_id, pol.name, results, episodes, samples, seed_offset)

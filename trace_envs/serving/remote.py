@@ -5,7 +5,7 @@ own: same text actions, same observations, rewards and `info` (messages, tools, 
 `gym.make(env_id)` in process (the server sends each step's additions, `info_delta`; this client rebuilds the whole). OpenEnv's own clients work too: `GenericEnvClient(base_url=url)` sends
 `{"text": action}` and receives the observation as a dict.
 
-    from trace_envs.remote import RemoteEnv
+    from trace_envs.serving.remote import RemoteEnv
 
     env = RemoteEnv("http://127.0.0.1:8000")
     obs, info = env.reset(seed=0)
@@ -27,7 +27,7 @@ from openenv.core.env_client import EnvClient
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from trace_envs.health import wait_for_server  # noqa: F401  (re-exported: wait for a served env to come up)
+from trace_envs.serving.health import wait_for_server  # noqa: F401  (re-exported: wait for a served env to come up)
 from trace_envs.runtime.base import CHARSET, MAX_TEXT
 from trace_envs.runtime.text_space import SharedText
 
@@ -64,8 +64,13 @@ def info_delta(previous: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]
     """What a step's `info` adds to the `previous` one, as the server sends it: `new_messages` (the messages appended
     since), and the other keys whose value changed. Re-sending the whole conversation (system prompt and tool schemas
     included) on every step made an episode's bytes grow with the square of its length. Where the messages were not
-    appended to (never, for the bundled runtime), the whole `messages` list goes instead."""
+    appended to (never, for the bundled runtime), the whole `messages` list goes instead. Keys the step's info no
+    longer holds are named in `removed_keys` (a step after the episode's end has no `reward_breakdown`), so the
+    client's info never keeps a key the in-process one dropped."""
     delta = {k: v for k, v in info.items() if k != "messages" and (k not in previous or previous[k] != v)}
+    removed = [k for k in previous if k not in info and k != "messages"]
+    if removed:
+        delta["removed_keys"] = removed
     before, now = previous.get("messages") or [], info.get("messages") or []
     if len(now) >= len(before) and now[:len(before)] == before:
         delta["new_messages"] = now[len(before):]
@@ -77,7 +82,9 @@ def info_delta(previous: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]
 def apply_info_delta(previous: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
     """The step's whole `info` from the `previous` one and the server's `delta` (`info_delta`); a whole info (a step
     sent with `transcript=True`) passes through."""
-    info = {**previous, **{k: v for k, v in delta.items() if k != "new_messages"}}
+    removed = set(delta.get("removed_keys") or ())
+    info = {k: v for k, v in previous.items() if k not in removed}
+    info.update({k: v for k, v in delta.items() if k not in ("new_messages", "removed_keys")})
     if "new_messages" in delta:
         info["messages"] = [*(previous.get("messages") or []), *delta["new_messages"]]
     return info

@@ -7,7 +7,7 @@ from typing import Any
 
 from trace_envs.datasets.planted import generate_planted, match_deficit
 from trace_envs.mining.label import spec_target_tools
-from trace_envs.routing import accuracy
+from trace_envs.routing.accuracy import accuracy
 
 
 def planted_tasks(specs: list[Any], n_tasks: int, seed: int) -> list[tuple[str, set[str | None]]]:
