@@ -39,8 +39,10 @@ class Kit:
         self.key_label = self.key.replace("_", " ")
         self.facts: dict[str, str] = dict(spec.rules.user_facts)
         self.aliases: dict[str, list[str]] = {}
-        self.user_id = self.source.owner if self.source.owner_field and spec.rules.identify_user else None
-        if self.user_id is None and spec.rules.identify_user and spec.rules.user_example:
+        identity = spec.rules.identify_user
+        # the user's id is the key of the records themselves (an account): the user names the record, no more
+        self.user_id = self.source.owner if self.source.owner_field and identity and identity != self.key else None
+        if self.user_id is None and identity and identity != self.key and spec.rules.user_example:
             # the records hold no owner (a bill has no account id), yet users of this domain say who they are
             self.user_id = like_id(spec.rules.user_example, rng)
         if self.user_id:

@@ -255,10 +255,10 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         raise ContrastError(problem)
     warnings = rest.pop("warnings")
     names = [c.name for c in candidates]
-    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o)
+    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o,
+                 broad=[c.args.get("tool", "") is None for c in candidates])
     rows = summary_rows(sel, names)
     ids = np.array(matrix.run_ids, dtype=object)
-    caps: list[CapabilitySpec] = []
     for j, (c, row) in enumerate(zip(candidates, rows)):
         col = matrix.labels[:, j]
         lf_ids = [str(x) for x in ids[(col == LACKING) & matrix.failed][: o.examples]]
@@ -270,17 +270,50 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         if restated:
             warnings.append(f"{c.name}: its labels restate the source's success criterion (LACKING on failed runs, "
                             "PRESENT on passed ones, on 95% of the runs it applies to); it names no capability")
-    for j in sel.kept:
+    def spec_of(j: int) -> CapabilitySpec:
         c, row = candidates[j], rows[j]
         ev = Evidence(
             cov=row["cov"], delta=row["delta"], er_minus=row["er_minus"], er_plus=row["er_plus"], passes=row["passes"],
             resamples=o.n, lacking_failed=row["lacking_failed"], present_passed=row["present_passed"],
             source=f"trace-envs mine ({c.origin}; {matrix.n_runs} runs, rho={o.rho}, delta={o.delta}, K={o.k}/N={o.n})",
         )
-        caps.append(c.spec.model_copy(update={"evidence": ev}).with_hash())
+        return c.spec.model_copy(update={"evidence": ev}).with_hash()
+
+    if o.check_publish:
+        warnings += _publishable(sel, rows, names, spec_of)
+    caps = [spec_of(j) for j in sel.kept]
     cover(diagnosis, [candidates[j] for j in sel.kept], matrix.labels, matrix.run_ids, list(sel.kept))
     return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps, options=o,
                       warnings=warnings, diagnosis=diagnosis, **rest)
+
+
+def _publishable(sel: Selection, rows: list[dict[str, Any]], names: list[str],
+                 spec_of: Callable[[int], CapabilitySpec]) -> list[str]:
+    """Keep only capabilities whose env publishes: a kept one `generate` would refuse is dropped (its row says why)
+    and the candidates merged into it are tried in their order, the first that publishes kept in its place. Returns
+    one warning per refusal."""
+    from trace_envs.mining.publishable import publish_problem
+
+    warnings: list[str] = []
+    kept: list[int] = []
+    for j in sel.kept:
+        problem = publish_problem(spec_of(j))
+        if problem is None:
+            kept.append(j)
+            continue
+        why = problem.splitlines()[0]
+        sel.status[j] = rows[j]["status"] = f"kept by Cov and Delta, but its env does not publish: {why}"
+        rows[j]["kept"] = False
+        warnings.append(f"{names[j]}: kept by Cov and Delta, but generate refuses its env ({why}); not kept")
+        merged = [i for i, st in enumerate(sel.status) if st.startswith(f"merged into {names[j]} ")]
+        for i in sorted(merged, key=lambda i: (-rows[i]["delta"], -rows[i]["cov"], names[i])):
+            if publish_problem(spec_of(i)) is None:
+                kept.append(i)
+                sel.status[i], rows[i]["status"], rows[i]["kept"] = "kept", "kept", True
+                warnings.append(f"{names[i]}: kept in place of {names[j]}, which it was merged into")
+                break
+    sel.kept = kept
+    return warnings
 
 
 def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, overrides: Any = None,

@@ -41,7 +41,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.runtime import Scenario
-from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path, set_path
 from trace_envs.runtime.scenario import ToolError, UserRequest
 from trace_envs.runtime.world import RecordEnv, ScenarioError, call, new_state
@@ -70,13 +70,23 @@ def value_words(values: list[Any]) -> str:
     return " or ".join(str(v).replace("_", " ") for v in values)
 
 
+def fact_sentence(field: str, value: Any) -> str:
+    """What a lookup showed, in words: `There is an outage`, `There is no outage`, `The status is pending`."""
+    if isinstance(value, bool):
+        return f"There is {_article(path_words(field)) if value else 'no'} {path_words(field)}"
+    return f"The {path_words(field)} is {str(value).replace('_', ' ')}"
+
+
+def _article(words: str) -> str:
+    return "an" if words[:1] in "aeiou" else "a"
+
+
 def condition_phrase(field: str, values: list[Any], where: str) -> str:
     """The user's condition in words: `if the status of my order #W1 is pending`; on a flag, whether it is set:
     `if there is an outage for my zip`, `if there is no outage for my zip`."""
     if values and all(isinstance(v, bool) for v in values):
         words = path_words(field)
-        article = "no" if not values[0] else "an" if words[:1] in "aeiou" else "a"
-        return f"if there is {article} {words} for {where}"
+        return f"if there is {_article(words) if values[0] else 'no'} {words} for {where}"
     return f"if the {path_words(field)} of {where} is {value_words(values)}"
 
 
@@ -142,7 +152,7 @@ class ConditionalEnv(RecordEnv):
         kit.knows(target)
         chosen, skipped = (write, alt) if first else (alt, write)
         args = {t: branch_args(kit, t, record) for t in (write, alt)}
-        where = (f"my {key_noun(spec.roles['fact_key'])}" if fact_tool else f"my {kit.noun} {target}")
+        where = (f"my {path_words(spec.roles['fact_key'])}" if fact_tool else f"my {kit.noun} {target}")
         opening = (f"{kit.greeting()} {condition_phrase(field, spec.params['values'], where).capitalize()}, I'd like "
                    f"to {_branch(kit, write, target, args[write])}; otherwise, I'd like to "
                    f"{_branch(kit, alt, target, args[alt])}.")
@@ -158,7 +168,7 @@ class ConditionalEnv(RecordEnv):
             read = [read]
         steps = kit.write_steps(chosen, target, args[chosen][0])
         wrong = kit.write_steps(skipped, target, args[skipped][0])
-        said = (f"The {path_words(field)} is {str(value).replace('_', ' ')}, so I have done that." if fact_tool else
+        said = (f"{fact_sentence(field, value)}, so I have done that." if fact_tool else
                 f"Your {kit.noun} {target} has {path_words(field)} {str(value).replace('_', ' ')}, so I have done that.")
         done = f"{said} {GOODBYE}"
         other_target = others[0][key] if others else kit.source.fresh_id()

@@ -67,8 +67,9 @@ class MultiRequestCompletionDetector(Detector):
 
 def _roles(ctx: ProposalContext, write: str) -> dict[str, str] | None:
     """The write's record as the runs show it: the read that looks it up before the write when one does; else the
-    write alone, addressed by the argument whose value users state (`cancel_hold(hold_id)` after "cancel my old hold
-    H1234"), never the user's own id (writing "every record" of one user is no list of requests); None without one."""
+    write alone, addressed by the id-like argument whose value users state (`cancel_hold(hold_id)` after "cancel my
+    old hold H1234"; not a plan's name), never the user's own id (writing "every record" of one user is no list of
+    requests); None without one."""
     identity = ctx.rules.identify_user if ctx.rules is not None else None
     if any(w == write for (_, w, _) in ctx.pairs):
         roles = ctx.roles_for(write)
@@ -82,7 +83,8 @@ def _roles(ctx: ProposalContext, write: str) -> dict[str, str] | None:
             said = " ".join(m["content"] for m in run.messages[: c.message_index]
                             if m.get("role") == "user" and isinstance(m.get("content"), str))
             stated.update(a for a, v in c.arguments.items()
-                          if isinstance(v, str) and len(v) >= 3 and v in said and a != identity
+                          if isinstance(v, str) and len(v) >= 3 and any(ch.isdigit() for ch in v) and v in said
+                          and a != identity
                           and not ctx.free_text(write, a))
     best = stated.most_common(1)
     return {"write": write, "key": best[0][0]} if best and best[0][1] >= 2 else None
