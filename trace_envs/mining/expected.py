@@ -39,7 +39,7 @@ def _writes(run: Run, kinds: dict[str, str]) -> list[tuple[str, dict]]:
 
 
 def _tokens(run: Run) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(run.first_user_message().lower()) if w not in _STOP)
+    return frozenset(w for w in _WORD.findall(run.request_text().lower()) if w not in _STOP)
 
 
 def _consensus(passed: list[Run], kinds: dict[str, str]) -> list[GroundTruthAction]:

@@ -161,7 +161,7 @@ def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> 
             if c.result and not c.error:
                 fields.update(_top_fields(c.result))
         fields = {f: v for f, v in fields.items() if owner is None or f == owner}
-        opening = run.first_user_message()
+        opening = run.request_text()
         present.update(list(fields))
         made = {c.name for c in run.agent_calls if not c.error and kinds.get(c.name) == "write"}
         for f, v in fields.items():

@@ -68,7 +68,7 @@ class ResultIndex:
                 for name in {c.name for c in run.agent_calls if kinds.get(c.name) != "read"}:
                     if len(self.openings[name]) < MAX_OPENINGS:
                         args = {k: v for c in run.agent_calls for k, v in c.arguments.items() if isinstance(v, str)}
-                        self.openings[name].append((run.first_user_message(), args))
+                        self.openings[name].append((run.request_text(), args))
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
             found_by: dict[tuple[str, str], dict[str, Any]] = {}  # as `last`, one-record searches included
