@@ -1,4 +1,5 @@
-"""Run every benchmark module (or those named on the command line): `python -m benchmarks [name ...]`."""
+"""Run every benchmark module (or those named on the command line): `python -m benchmarks [name ...]`; `python -m
+benchmarks mining --random 30` mines 30 randomized domains instead of the planted sets."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    if "--minutes" in argv:  # the soak's length: `python -m benchmarks soak --minutes 3`
-        at = argv.index("--minutes")
-        os.environ["TRACE_ENVS_SOAK_MINUTES"] = argv[at + 1]
-        argv = argv[:at] + argv[at + 2:]
+    # Options a benchmark reads from the environment: the soak's length (`soak --minutes 3`), the randomized domains
+    # the mining benchmark mines instead of its planted sets (`mining --random 30 [--random-out PATH]`).
+    for flag, var in (("--minutes", "TRACE_ENVS_SOAK_MINUTES"), ("--random", "TRACE_BENCH_RANDOM"),
+                      ("--random-out", "TRACE_BENCH_RANDOM_OUT")):
+        if flag in argv:
+            at = argv.index(flag)
+            os.environ[var] = argv[at + 1]
+            argv = argv[:at] + argv[at + 2:]
     here = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names

@@ -1,9 +1,14 @@
-"""Mining benchmark: recovery of planted deficits over 20 seeds, and offline mining time / peak memory at scale.
+"""Mining benchmark: recovery of planted deficits over 20 seeds, and offline mining time / peak memory at scale; or,
+with `--random N`, recovery on N domains drawn by the domain randomizer.
 
 - precision / recall of recovered deficits per seed (2,000 planted runs each), decoy and noise never reported, on each
   planted domain (retail; help desk, with its own tool names and record shapes: TRACE_BENCH_HELPDESK_SEEDS, default 10);
 - offline mining of 1,000 / 10,000 (and, with TRACE_BENCH_100K=1, 100,000) planted runs, each in a fresh subprocess
   pinned to one core: wall time and peak RSS (resource.getrusage). Runs are generated and labelled as a stream.
+- `python -m benchmarks mining --random 30`: seeds 0..29 of `trace_envs.datasets.randomized`, each domain's runs
+  written in its own source format and mined as a user would (`trace-envs mine FILE --offline`, in process), scored as
+  the external domains' score.py scores; recall and precision per family, per axis value and on average, and every
+  domain's result as JSON (`--random-out PATH`, default out/random_mining.json). See docs/randomizer.md.
 
 Floors: 10,000 runs within 60 s on one core; near-linear growth; peak memory under 2 GiB at 100,000.
 """
@@ -82,7 +87,136 @@ def recovery_table(seeds: int = SEEDS, runs: int = RUNS_PER_SEED, domain: str = 
     return lines, p, r, clean
 
 
+def mine_like_a_user(path: Path, out: Path) -> list[dict]:
+    """`trace-envs mine PATH -o OUT --offline -q`, in this process; the kept capabilities as capabilities.json holds
+    them (every domain's, when the file holds several)."""
+    import contextlib
+    import io
+
+    from trace_envs.cli.mine_cmd import mine as mine_command
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        mine_command([str(path)], out=out, offline=True, quiet=True)
+    caps = []
+    for found in sorted(out.rglob("capabilities.json")):
+        data = json.loads(found.read_text())
+        caps += data if isinstance(data, list) else data.get("capabilities", [])
+    return caps
+
+
+def random_domain_result(seed: int) -> dict:
+    """Draw domain `seed`, write its runs in its format, mine them as a user would, and score what was kept."""
+    import tempfile
+
+    from trace_envs.datasets.randomized import random_domain
+
+    dom = random_domain(seed)
+    runs = dom.runs()
+    error = None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = dom.write_runs(runs, tmp)
+        try:
+            caps = mine_like_a_user(path, Path(tmp) / "mined")
+        except BaseException as exc:  # a miner crash or refusal is this domain's result, not the benchmark's end
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            caps, error = [], f"{type(exc).__name__}: {exc}".strip()
+    score = dom.score_recovery(caps)
+    return {
+        "seed": seed, "domain": dom.name, "axes": dom.axes, "n_families": len(dom.families),
+        "runs": len(runs), "failed": sum(not r.success for r in runs), "error": error,
+        "deficits": {name: {"family": d.family, "rate": d.rate, "tools": list(d.tools),
+                            "shown_in": sum(name in r.meta["planted"]["deficits"] for r in runs),
+                            "recovered": name in score["found"]} for name, d in dom.deficits.items()},
+        "kept": [{"name": c.get("name"), "family": c.get("family"),
+                  "tools": sorted({t.get("name") if isinstance(t, dict) else t for t in c.get("tools") or []}),
+                  "right": c.get("name") not in {w["name"] for w in score["false_findings"]}} for c in caps],
+        "recall": score["recall"], "precision": score["precision"], "false_findings": score["false_findings"],
+    }
+
+
+def _ratio(num: int, den: int) -> str:
+    return f"{num / den:.2f}" if den else "  - "
+
+
+def random_table(results: list[dict]) -> list[str]:
+    """The per-family and per-axis-value table of randomizer results, with the means."""
+    from trace_envs.datasets.randomized import AXES, FAMILIES
+
+    def tally(rows: list[tuple[str, list[dict], list[dict] | None]]) -> list[str]:
+        """One line per row; `kept` None where precision has no meaning (a deficit's rate)."""
+        out = []
+        for label, deficits, kept in rows:
+            found = sum(d["recovered"] for d in deficits)
+            line = f"{label:<44} {len(deficits):>7} {found:>9} {_ratio(found, len(deficits)):>6}"
+            if kept is not None:
+                right = sum(k["right"] for k in kept)
+                line += f" {len(kept):>5} {right:>5} {_ratio(right, len(kept)):>9}"
+            out.append(line)
+        return out
+
+    head = f"{'':<44} {'planted':>7} {'recovered':>9} {'recall':>6} {'kept':>5} {'right':>5} {'precision':>9}"
+    all_deficits = [d for r in results for d in r["deficits"].values()]
+    all_kept = [k for r in results for k in r["kept"]]
+    lines = ["per family (a kept capability counts for the family it was kept as)", head]
+    lines += tally([(f, [d for d in all_deficits if d["family"] == f], [k for k in all_kept if k["family"] == f])
+                    for f in FAMILIES])
+    others = sorted({k["family"] for k in all_kept} - set(FAMILIES))
+    lines += tally([(f"{f} (no deficit of it)", [], [k for k in all_kept if k["family"] == f]) for f in others])
+    lines += ["per axis value", head]
+    for axis, values in AXES.items():
+        rows = []
+        for v in values:
+            sel = [r for r in results if r["axes"][axis] == v]
+            rows.append((f"{axis}={v} ({len(sel)} domains)", [d for r in sel for d in r["deficits"].values()],
+                         [k for r in sel for k in r["kept"]]))
+        lines += tally(rows)
+    lines += tally([(f"families per domain={n} ({sum(r['n_families'] == n for r in results)} domains)",
+                     [d for r in results if r["n_families"] == n for d in r["deficits"].values()],
+                     [k for r in results if r["n_families"] == n for k in r["kept"]])
+                    for n in sorted({r["n_families"] for r in results})])
+    lines += tally([(f"deficit rate={rate}", [d for d in all_deficits if d["rate"] == rate], None)
+                    for rate in sorted({d["rate"] for d in all_deficits})])
+    lines += ["all", head] + tally([(f"{len(results)} domains", all_deficits, all_kept)])
+    recall = sum(r["recall"] for r in results) / len(results)
+    precisions = [r["precision"] for r in results if r["precision"] is not None]
+    precision = sum(precisions) / len(precisions) if precisions else 0.0
+    decoys = sum(f["decoy"] for r in results for f in r["false_findings"])
+    errors = [r for r in results if r["error"]]
+    lines.append(f"mean recall per domain {recall:.3f}; mean precision per domain {precision:.3f} over the "
+                 f"{len(precisions)} domains that kept anything ({len(results) - len(precisions)} kept nothing); "
+                 f"false findings naming the decoy: {decoys}; domains the miner failed on: {len(errors)}")
+    for r in errors:
+        why = " ".join(r["error"].split())
+        lines.append(f"  seed {r['seed']} ({r['domain']}, {r['axes']['source_format']}): {why[:200]}")
+    family_ok = all(sum(d["recovered"] for d in ds) >= 0.7 * len(ds) for f in FAMILIES
+                    if (ds := [d for d in all_deficits if d["family"] == f]))
+    axis_ok = all(sum(d["recovered"] for d in ds) >= 0.7 * len(ds) for axis, values in AXES.items() for v in values
+                  if (ds := [d for r in results if r["axes"][axis] == v for d in r["deficits"].values()]))
+    met = recall >= 0.85 and precision >= 0.9 and family_ok and axis_ok
+    lines.append("target (issue 25): mean recall >= 0.85, precision >= 0.9, no family and no axis value below 0.7: "
+                 f"{'met' if met else 'not met'}")
+    return lines
+
+
+def random_mining(n_seeds: int, out: Path | None = None) -> list[str]:
+    """Mine `n_seeds` randomized domains (seeds 0..n-1); the table, and every domain's result written to `out`."""
+    from trace_envs.atomic import write_text_atomic
+
+    results = [random_domain_result(seed) for seed in range(n_seeds)]
+    lines = [f"planted-deficit recovery on {n_seeds} randomized domains (seeds 0-{n_seeds - 1}; offline proposer, "
+             "default thresholds, mined per domain as `trace-envs mine FILE --offline`)"]
+    lines += random_table(results)
+    if out is not None:
+        write_text_atomic(out, json.dumps({"seeds": n_seeds, "domains": results}, indent=1) + "\n")
+        lines.append(f"wrote {out}")
+    return lines
+
+
 def run() -> list[str]:
+    if os.environ.get("TRACE_BENCH_RANDOM"):
+        out = Path(os.environ.get("TRACE_BENCH_RANDOM_OUT", "out/random_mining.json"))
+        return random_mining(int(os.environ["TRACE_BENCH_RANDOM"]), out)
     lines = []
     helpdesk_seeds = int(os.environ.get("TRACE_BENCH_HELPDESK_SEEDS", "10"))
     for domain, seeds in (("retail", SEEDS), ("helpdesk", helpdesk_seeds)):

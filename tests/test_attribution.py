@@ -26,7 +26,7 @@ needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found be
 
 def _load(path):
     runs = load_runs([path]).runs
-    return {r.run_id: r for r in runs}, dict(build_profile(runs).kinds)
+    return {r.run_id: r for r in runs}, build_profile(runs).kinds
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_retail_stopped_before_a_requested_exchange():
 
 def test_planted_invented_payment_id_is_an_invention_on_another_domain():
     runs = generate_planted(300, seed=5)
-    kinds = dict(build_profile(runs).kinds)
+    kinds = build_profile(runs).kinds
     invented = [r for r in runs if "hallucinated_id" in r.meta["planted"]["deficits"]]
     assert invented
     for run in invented:

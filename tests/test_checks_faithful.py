@@ -28,9 +28,9 @@ from trace_envs.checks import (
     TraceStep,
     text_mentions,
 )
-from trace_envs.checks.asking import DEFAULT_ASK, DEFAULT_YES
+from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES
 from trace_envs.checks.matching import pattern_problem
-from trace_envs.checks.words import action_words
+from trace_envs.language.words import action_words
 from trace_envs.spec.io import SpecError, parse_specs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 
 from _family import publish_example, seed_where
 from trace_envs.checks.run_view import RunView
-from trace_envs.checks.text import scalar_leaves
+from trace_envs.language.values import scalar_leaves
 from trace_envs.mining.detector import get_detector
 from trace_envs.generate.policies import run_actions, run_scripted
 from trace_envs.envs_loader import env_class, import_module_from

@@ -347,7 +347,7 @@ def test_the_planted_agent_plays_the_env_as_its_deficit_says(env_cls):
 ])
 def test_an_instruction_names_the_verb_and_the_object(text, named):
     from trace_envs.families.user_action.task import user_action_words
-    from trace_envs.runtime.user import names_action
+    from trace_envs.language.instructions import names_action
 
     verbs, objects = user_action_words(AIRPLANE)
     assert objects == ("airplane mode", "airplane")
@@ -545,7 +545,7 @@ def test_telecom_user_checks_its_phone_and_reads_out_the_real_text(telecom_env):
      "your screen?", [], True),
 ])
 def test_real_agent_sentences_move_the_telecom_user_as_they_ask(telecom_env, text, toggles, checks):
-    from trace_envs.runtime.user import names_action
+    from trace_envs.language.instructions import names_action
 
     env = telecom_env()
     env.reset(seed=0)

@@ -13,7 +13,7 @@ change, `fresh` after the first round of changes, to see how the rules fare on t
 
 Every row runs through the library's own code, as the miner runs it: a confirmation through the
 confirmation_before_write family's `label` on a run made of the turn, a user "yes" and the write; a refusal through
-`checks.refusing.refuses_with_reason` (what `mining.labeling.refusal` calls); a value through the `Communicated`
+`language.refusals.refuses_with_reason` (what `mining.labeling.refusal` calls); a value through the `Communicated`
 clause on the real run cut after the turn (its tool results and user messages kept, the agent's earlier messages
 dropped so that only this turn can tell the value). `pytest -s` prints the table.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.checks.clauses import Communicated
-from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.language.refusals import refuses_with_reason
 from trace_envs.checks.run_view import RunView
 from trace_envs.checks.trace import ActionTrace
 from trace_envs.mining.detector import get_detector
@@ -229,7 +229,7 @@ def test_pasting_listing_or_dumping_still_tells_nothing():
     assert not told("DF89BM", "Here it is: " + json.dumps(record))
     assert not told("DF89BM", "It is one of: " + ", ".join(f"{i}" for i in range(40)) + " or DF89BM.")
     # Numbers with a unit written on are stated; digits inside an id are not.
-    from trace_envs.checks.text import text_mentions
+    from trace_envs.language.values import text_mentions
 
     assert text_mentions(15.0, "a monthly data limit of 15GB") and not text_mentions(2, "reservation 2FBBAH")
     assert text_mentions("cancelled", "Your reservation has been canceled.") and not text_mentions("filled", "filed")

@@ -11,6 +11,7 @@ each other without a cycle.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,120 @@ def test_training_modules_import_each_other_without_a_cycle() -> None:
 @pytest.mark.parametrize("name", ["toy", "pipeline"])
 def test_test_doubles_and_the_pipeline_are_not_in_the_training_package(name: str) -> None:
     assert f"adapters_train.{name}" not in GRAPH
+
+
+# ---- one reading of language ----------------------------------------------------------------------------------------
+
+LANGUAGE = "trace_envs.language"
+
+
+def test_the_language_package_imports_nothing_from_the_library_but_itself() -> None:
+    """The bottom layer: the scripted user, the checks and the labelers import it; it imports none of them."""
+    assert any(_under(m, LANGUAGE) for m in GRAPH)
+    assert violations(LANGUAGE, LIBRARY, {s: {d for d in ds if not _under(d, LANGUAGE)} for s, ds in GRAPH.items()}) == []
+
+
+def test_the_language_package_imports_only_the_standard_library() -> None:
+    """Nothing but the standard library: a spec's patterns are compiled on RE2 by the checks and handed in."""
+    import sys
+
+    outside = []
+    for path in sorted((ROOT / "trace_envs" / "language").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            outside += [f"{path.name}: {n}" for n in names
+                        if n.split(".")[0] not in sys.stdlib_module_names and not _under(n, LANGUAGE)]
+    assert outside == []
+
+
+# Phrasings that tell a refusal ("can't", "unable"), a confirmation ("confirm", "proceed", "shall I") or a progress turn
+# ("let me", "one moment", "hold on"); "let me know" asks, it is no progress.
+TELLTALE = re.compile(
+    r"can't|can’t|cannot|can not|unable|not able|confirm|proceed|go ahead|shall i|let me(?! know)|one moment|hold on|"
+    r"hang on|bear with me|please wait|right away|sorry, but",
+    re.IGNORECASE,
+)
+_REGEX_SYNTAX = re.compile(r"\\[bswdBSW]|\(\?|\|")
+_RE_CALLS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _texts(node: ast.AST) -> list[str]:
+    """The literal text of a string expression: a constant, the literal parts of an f-string, a concatenation."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return [t for v in node.values for t in _texts(v)]
+    if isinstance(node, ast.BinOp):
+        return _texts(node.left) + _texts(node.right)
+    return []
+
+
+def _wordlike(text: str) -> bool:
+    """An entry of a word list: a word or a short phrase; neither an utterance ("Yes, please go ahead.") nor a name
+    (`Confirmation`, `no_confirmation`)."""
+    if _NAME.match(text) and (text != text.lower() or "_" in text):
+        return False
+    return len(text) <= 40 and len(text.split()) <= 4 and not text.rstrip().endswith((".", "!", "?"))
+
+
+def phrasing_copies(source: str) -> list[tuple[int, str, str]]:
+    """(line, tell-tale, text) for every regex or word list in `source` that holds a refusal, confirmation or
+    progress phrasing: the pattern of a `re`/`re2` call, any string written as a regex (`\\b`, `(?`, `|`), the
+    entries of a literal tuple, list or set of two or more words, the words of `"...".split()`, the argument of
+    `startswith`/`endswith`, and a word tested with `in`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        texts: list[str] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            func = node.func
+            if isinstance(func.value, ast.Name) and func.value.id in ("re", "re2") and func.attr in _RE_CALLS and node.args:
+                texts += _texts(node.args[0])
+            if func.attr == "split" and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+                texts += func.value.value.split()
+            if func.attr in ("startswith", "endswith") and node.args:
+                arg = node.args[0]
+                texts += [t for e in (arg.elts if isinstance(arg, ast.Tuple) else [arg]) for t in _texts(e)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _REGEX_SYNTAX.search(node.value):
+            texts.append(node.value)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            texts += [e.value for e in node.elts if _wordlike(e.value)]
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            texts += [t for t in _texts(node.left) if _wordlike(t)]
+        found += [(node.lineno, m.group(0), t) for t in texts if (m := TELLTALE.search(t))]
+    return sorted(set(found))
+
+
+def test_the_language_package_is_the_only_home_of_refusal_confirmation_and_progress_patterns() -> None:
+    copies = [
+        f"{path.relative_to(ROOT)}:{line}: {word!r} in {text[:80]!r}"
+        for name, path in library_modules().items() if not _under(name, LANGUAGE)
+        for line, word, text in phrasing_copies(path.read_text(encoding="utf-8"))
+    ]
+    assert copies == [], "phrasings outside trace_envs/language:\n" + "\n".join(copies)
+
+
+def test_the_phrasing_scan_finds_a_planted_copy_and_names_its_line() -> None:
+    """The scan is no rule over nothing: a copy of each kind, planted in a module, is reported at its line."""
+    planted = '''import re
+REFUSAL = re.compile(r"(i can't|i am unable to) (help|do) that")
+WAITS = ("let me check", "one moment")
+def asks(text):
+    return "proceed" in text or re.search("shall i", text) or text.startswith("please confirm")
+DECLINES = frozenset("cannot unable".split())
+PATTERN = rf"(?i)\\b(go ahead|{1})\\b"
+'''
+    found = phrasing_copies(planted)
+    assert {line for line, _, _ in found} == {2, 3, 5, 6, 7}
+    assert {(2, "can't"), (3, "let me"), (3, "one moment"), (5, "proceed"), (5, "shall i"), (5, "confirm"),
+            (6, "cannot"), (7, "go ahead")} <= {(line, word.lower()) for line, word, _ in found}
+    # what is said or named, not read: utterances, names, "let me know" (a question), a one-entry list
+    said = '''import re
+DONE = ("Yes, please go ahead.", "No, that's all.")
+KINDS = ["no_confirmation", "Confirmation"]
+ASK = re.compile(r"\\blet me know (which|what)")
+requires = ["confirmed"]
+'''
+    assert phrasing_copies(said) == []

@@ -154,7 +154,8 @@ def test_definitions_and_overrides(tmp_path):
     run = _run([_call(0, "zap", {}, "1"), _call(1, "get_a", {}, "2"), _call(2, "think", {}, "")], tools=tools)
     prof = build_profile([run])
     assert (prof.tools["zap"].kind, prof.tools["zap"].kind_source) == ("write", "definition")
-    assert (prof.tools["get_a"].kind, prof.tools["get_a"].kind_source) == ("read", "inferred")
+    # the description says what get_a does: the definition speaks before the name
+    assert (prof.tools["get_a"].kind, prof.tools["get_a"].kind_source) == ("read", "definition")
     assert prof.tools["zap"].description == "Zaps."
     prof = build_profile([run], {"think": "write"})
     assert (prof.tools["think"].kind, prof.tools["think"].kind_source) == ("write", "override")

@@ -16,7 +16,8 @@ from trace_envs.generate.policies import chatty, run_actions
 from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
 from trace_envs.runtime import STOP, ScriptedUser, UserRequest, parse_action
 from trace_envs.runtime import user as user_module
-from trace_envs.runtime.phrases import action_words, user_phrase
+from trace_envs.language.words import request_words
+from trace_envs.runtime.phrases import user_phrase
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(p.parent.name for p in (ROOT / "generated").glob("*/spec.json"))
@@ -40,13 +41,13 @@ def _call(name: str, **arguments) -> str:
 # ---- phrases -----------------------------------------------------------------------------------------------------------
 
 
-def test_action_words_and_phrase_from_tool_names():
-    assert action_words("cancel_reservation") == ("cancel",)
-    baggage = action_words("update_reservation_baggages")
+def test_request_words_and_phrase_from_tool_names():
+    assert request_words("cancel_reservation") == ("cancel",)
+    baggage = request_words("update_reservation_baggages")
     assert {"update", "change", "add", "baggage", "bags"} <= set(baggage) and "reservation" not in baggage
-    assert {"flights", "flight", "modify"} <= set(action_words("update_reservation_flights"))
-    assert "order" not in action_words("cancel_pending_order")
-    assert {"transfer", "human"} <= set(action_words("transfer_to_human_agents"))
+    assert {"flights", "flight", "modify"} <= set(request_words("update_reservation_flights"))
+    assert "order" not in request_words("cancel_pending_order")
+    assert {"transfer", "human"} <= set(request_words("transfer_to_human_agents"))
     assert user_phrase("cancel_reservation", "reservation_id", "QZ7Y2K") == "cancel reservation QZ7Y2K"
     assert user_phrase("cancel_pending_order", "order_id", "#W1") == "cancel pending order #W1"
     assert user_phrase("update_reservation_baggages", "reservation_id", "QZ7Y2K") == (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.runtime.reading import LABELS, read_message
+from trace_envs.language.turns import LABELS, read_message
 from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.user import GOODBYE_REPLY, STOP, WAIT_REPLY, ScriptedUser
 

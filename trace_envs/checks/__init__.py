@@ -17,8 +17,8 @@ from trace_envs.checks.clauses import (
     Order,
 )
 from trace_envs.checks.matching import BindingError, matches
-from trace_envs.checks.text import text_mentions
 from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.language.values import text_mentions
 
 __all__ = [
     "ActionTrace",

@@ -5,7 +5,7 @@ correct run does. Diffing a run's successful state-changing calls against them n
 outcome alone cannot:
 
 - `missing_write`: an expected write was never made; `instead` says what the agent did (made another write,
-  transferred, refused with a reason as `checks.refusing` reads one, the call failed, or it stopped);
+  transferred, refused with a reason as `language.refusals` reads one, the call failed, or it stopped);
 - a write on the right tool with an argument that differs, typed by where the values were, in this order:
   `wrong_number` (both numbers: an amount or a count computed wrong), `user_claim` (the agent used a value the user
   stated where the records held the expected one), `invented_value` (the agent's value appears nowhere it saw),
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, Field
 
-from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.language.refusals import refuses_with_reason
+from trace_envs.trajectories.handoff import is_handoff
 from trace_envs.trajectories.models import PROSE_ARGS, GroundTruthAction, Run, ToolCall
 
 DepartureKind = Literal[
@@ -52,7 +53,6 @@ KIND_TEXT = {
     "said": "the writes match: the failure is in what was said",
 }
 Instead = Literal["other_write", "transferred", "refused", "call_failed", "stopped"]
-HANDOFF_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 MAX_EVIDENCE = 300
 # `Run.meta["expected"]` of a run whose source carries no expected actions (see `trace_envs.mining.expected`): taken
 # from its own task's passed runs (only the arguments they agree on are expected), or borrowed, by tool name only,
@@ -103,17 +103,13 @@ class Attribution(BaseModel):
                 if d.kind == kind and (tool is None or d.tool == tool) and (arg is None or d.arg == arg)]
 
 
-def is_handoff(name: str) -> bool:
-    """A tool that hands the conversation to a person (`transfer_to_human_agents`, `escalate`, ...)."""
-    return any(w in name.lower() for w in HANDOFF_WORDS)
-
-
-def state_changing(name: str, arguments: dict[str, Any], kinds: dict[str, str]) -> bool:
-    """A call that changes what the benchmark grades: a write or a handoff, not a read nor a prose-only tool."""
+def state_changing(name: str, arguments: dict[str, Any], kinds: Mapping[str, str]) -> bool:
+    """A call that changes what the benchmark grades: a write or a hand-off to a person, not a read nor a prose-only
+    tool. `kinds`: the profile's (`DomainProfile.kinds`), which know the domain's hand-offs."""
     kind = kinds.get(name, "other")
     if kind == "read":
         return False
-    if kind == "write" or is_handoff(name):
+    if kind == "write" or is_handoff(name, kinds):
         return True
     return bool(arguments) and not all(k in FREE_TEXT_ARGS for k in arguments)
 
@@ -227,10 +223,11 @@ def _agreement(g: GroundTruthAction, c: ToolCall) -> int:
     return sum(_canon(c.arguments.get(k)) == _canon(v) for k, v in g.arguments.items())
 
 
-def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[ToolCall]) -> Instead:
+def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[ToolCall], kinds: Mapping[str, str]
+             ) -> Instead:
     if any(c.name == tool and c.error for c in seen_calls):
         return "call_failed"
-    if any(is_handoff(c.name) for c in unmatched):
+    if any(is_handoff(c.name, kinds) for c in unmatched):
         return "transferred"
     if unmatched:
         return "other_write"
@@ -238,8 +235,9 @@ def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[To
     return "refused" if any(refuses_with_reason(text) for text in said) else "stopped"
 
 
-def attribute(run: Run, kinds: dict[str, str]) -> Attribution | None:
-    """The run's departures from its expected actions; None when the source carries none for it. Expected actions
+def attribute(run: Run, kinds: Mapping[str, str]) -> Attribution | None:
+    """The run's departures from its expected actions; None when the source carries none for it. `kinds`: the
+    profile's (`DomainProfile.kinds`): a plain mapping of kinds knows of no hand-off to a person. Expected actions
     inferred from passed runs (`Run.meta["expected"]`, see `trace_envs.mining.expected`) name only the arguments the
     passed runs agreed on: the others are free."""
     if run.ground_truth is None:
@@ -276,15 +274,15 @@ def attribute(run: Run, kinds: dict[str, str]) -> Attribution | None:
                 continue
             out.append(_arg_departure(g, c, arg, seen).model_copy(update={"call": position[id(c)]}))
     for g in missing:
-        if is_handoff(g.name):
+        if is_handoff(g.name, kinds):
             out.append(Departure(kind="missing_handoff", tool=g.name, expected=_call(g.name, g.arguments),
                                  evidence=f"the agent never called {g.name}"))
             continue
         out.append(Departure(kind="missing_write", tool=g.name, expected=_call(g.name, g.arguments),
-                             instead=_instead(run, g.name, open_calls, calls),
+                             instead=_instead(run, g.name, open_calls, calls, kinds),
                              evidence=f"no successful {g.name} call matches it"))
     for c in open_calls:
-        kind = "unwarranted_handoff" if is_handoff(c.name) else "unwarranted_write"
+        kind = "unwarranted_handoff" if is_handoff(c.name, kinds) else "unwarranted_write"
         out.append(Departure(kind=kind, tool=c.name, actual=_call(c.name, c.arguments), call=position[id(c)],
                              evidence=f"the expected actions make no {c.name} call like it"))
     positions = [p for _, p in sorted(exact)]
@@ -307,7 +305,7 @@ def _args_equal(want: dict[str, Any], got: dict[str, Any], partial: bool = False
     return all(_canon(want.get(k)) == _canon(got.get(k)) for k in keys)
 
 
-def attribute_all(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, Attribution]:
+def attribute_all(runs: Iterable[Run], kinds: Mapping[str, str]) -> dict[str, Attribution]:
     """Attribution of every run that carries expected actions, by run id."""
     out = {}
     for run in runs:

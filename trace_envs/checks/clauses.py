@@ -18,12 +18,13 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from trace_envs.checks.asking import DEFAULT_ASK, DEFAULT_YES, agrees, asks, describe_question, details_for, words_for
+from trace_envs.checks.asking import asks, describe_question, details_for, user_agrees, words_for
 from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve
 from trace_envs.checks.refs import CallRef, errored_note, show_arg, show_call, show_value, succeeded
 from trace_envs.checks.statements import audit_messages, in_a_sentence
-from trace_envs.checks.text import scalar_leaves, text_mentions
 from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES
+from trace_envs.language.values import scalar_leaves, text_mentions
 
 __all__ = [
     "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
@@ -173,7 +174,7 @@ class NoCall(_Clause):
 
 
 class _QuestionClause(_Clause):
-    """Fields shared by the clauses about a confirmation question (see `checks.asking`)."""
+    """Fields shared by the clauses about a confirmation question (see `language.confirmations`)."""
 
     call: CallRef
     action_words: list[str] | None = Field(
@@ -231,7 +232,7 @@ class Confirmation(_QuestionClause):
         asked = max((j for j, s in enumerate(before) if self._asks(s, words, details)), default=None)
         if asked is None:
             return f"came without a {describe_question(words, details)} before it"
-        if any(s.kind == "user" and agrees(s.text, self.yes_pattern) for s in before[asked + 1 :]):
+        if any(s.kind == "user" and user_agrees(s.text, self.yes_pattern) for s in before[asked + 1 :]):
             return None
         return "came without the user agreeing after the confirmation question"
 
@@ -240,8 +241,8 @@ class Confirmation(_QuestionClause):
 
 
 class Asked(_QuestionClause):
-    """The agent asked to confirm the action of `call` (naming it and its details; see `checks.asking`), after the
-    last successful `after` call when set. For scenarios where the user declines: the question is what counts."""
+    """The agent asked to confirm the action of `call` (naming it and its details; see `language.confirmations`), after
+    the last successful `after` call when set. For scenarios where the user declines: the question is what counts."""
 
     type: Literal["asked"] = "asked"
     after: CallRef | None = None
@@ -325,7 +326,7 @@ def _appeared(value: Any, seen: list[str]) -> bool:
 
 
 class Communicated(_Clause):
-    """The agent told the user each value: stated, in a natural form (see `checks.text`), in a sentence (3 or more
+    """The agent told the user each value: stated, in a natural form (see `language.values`), in a sentence (3 or more
     other words) of an agent message that is neither a paste of tool results nor a list of many candidate values
     (see `checks.statements`).
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import re2
 
-from trace_envs.checks.text import as_number, text_mentions
+from trace_envs.language.values import as_number
 
 __all__ = ["BindingError", "compile_pattern", "matches", "pattern_problem", "regex_problems", "resolve",
-           "text_mentions", "values_equal"]
+           "values_equal"]
 
 OPERATORS = ("$var", "$regex", "$approx", "$in", "$any", "$not")
 

@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from trace_envs.checks.refs import show_value
-from trace_envs.checks.text import as_number, count_words, mention_spans, number_tokens, scalar_leaves, text_mentions
 from trace_envs.checks.trace import ActionTrace, parse_result
+from trace_envs.language.values import as_number, count_words, mention_spans, number_tokens, scalar_leaves, text_mentions
 
 PASTE_RUN = 60
 MAX_NUMBERS = 12

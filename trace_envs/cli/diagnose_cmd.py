@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated, Optional
 
 import typer
@@ -16,6 +17,9 @@ DIAGNOSE_HELP = (
     "another listed option, an invented value or a value the user stated against the records, a write the ground "
     "truth does not make, a transfer made or withheld, a user-side action never performed, or writes that match (the "
     "failure is in what was said).\n\n"
+    "Expected actions are trusted only as far as the runs bear them out: a tau2 simulation graded on another task's "
+    "actions than its task_id names is read as the task it was graded on, and a file whose passed runs do not make "
+    "their expected actions on most tasks has them set aside; each prints a warning naming the file and the share.\n\n"
     "Without --run: the table of departure kinds per domain (runs, share of the failed runs, tools). With --run ID: "
     "that run's departures, the expected call and the agent's call side by side, with where the values were.\n\n"
     "\b\nExamples:\n"
@@ -37,6 +41,7 @@ def diagnose(
     from trace_envs.trajectories.errors import TrajectoryFormatError
     from trace_envs.trajectories.loaders import load_runs
     from trace_envs.trajectories.profile import build_profile, split_by_domain
+    from trace_envs.trajectories.trust import audit, set_aside
 
     try:
         loaded = load_runs(paths, skip_invalid=skip_invalid)
@@ -44,12 +49,15 @@ def diagnose(
         raise fail(str(exc)) from None
     if not loaded.runs:
         raise fail(f"{', '.join(paths)}: no runs loaded")
-    groups = split_by_domain(loaded.runs)
+    findings = audit(loaded.runs)
+    for f in findings:
+        print(f"warning: {f.message}", file=sys.stderr if as_json else sys.stdout)
+    groups = split_by_domain(set_aside(loaded.runs, findings))
     if run is not None:
         for runs in groups.values():
             match = next((r for r in runs if r.run_id == run), None)
             if match is not None:
-                kinds = dict(build_profile(runs).kinds)
+                kinds = build_profile(runs).kinds
                 _print_run(match, attribute(match, kinds), as_json)
                 return
         near = [r.run_id for rs in groups.values() for r in rs if r.run_id.startswith(run.rsplit("/", 1)[0])][:5]
@@ -57,10 +65,12 @@ def diagnose(
                                                                           if near else ""))
     out = {}
     for name, runs in groups.items():
-        kinds = dict(build_profile(runs).kinds)
+        kinds = build_profile(runs).kinds
         atts = [a for a in (attribute(r, kinds) for r in runs) if a is not None]
+        files = {r.file for r in runs}
         out[name] = {"runs": len(runs), "with_expected_actions": len(atts),
-                     "failed": sum(not a.success for a in atts), "table": departure_table(atts)}
+                     "failed": sum(not a.success for a in atts), "table": departure_table(atts),
+                     "data_warnings": [f.message for f in findings if f.file in files]}
     if as_json:
         print(json.dumps(out, indent=2))
         return

@@ -12,7 +12,9 @@ from trace_envs.cli.common import fail
 
 INSPECT_HELP = (
     "Load agent runs and summarize them: runs, passed / failed, tasks, tasks with mixed outcomes, and every tool "
-    "the agent called with its call count and kind (read / write / other).\n\n"
+    "the agent called with its call count, kind (read / write / other; a hand-off to a person is marked) and where "
+    "the kind came from (its definition, the runs, an override), and its error share (a reply is an error when the "
+    "source flags it or its text is one: a JSON error envelope, an exception line, `Error: ...`, `ERROR 409: ...`).\n\n"
     "FILE_OR_DIR are files, directories (walked for *.json and *.jsonl) or glob patterns. The format is detected "
     "from the content, never the name: tau-bench trajectories, tau2-bench results (wrapped or a bare list of "
     "simulations), OpenAI-messages JSONL, ToolSandbox run folders (passed = similarity 1.0, ToolSandbox's "
@@ -23,6 +25,9 @@ INSPECT_HELP = (
     "tools) are never merged: each domain gets its own block (and with --json its own line: one JSON object per "
     "domain with domain, runs, passed, failed, tasks, mixed_tasks, sources, tools, its files, and the load's skipped "
     "and ignored files and warnings).\n\n"
+    "Expected actions are checked against the runs: a tau2 file whose simulations were graded on other tasks' actions "
+    "than their task_id names (reward_info.action_checks), or a file whose passed runs do not make their expected "
+    "actions on most tasks, gets a warning naming the file and the share affected (data_warnings in --json).\n\n"
     "Bad input prints one `error: <file>: <where>: <what>` line on stderr and exits with code 2.\n\n"
     "\b\nExamples:\n"
     "  trace-envs inspect ../shared/data/tau-bench/gpt-4o-airline.json\n"
@@ -68,9 +73,11 @@ def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> lis
     from trace_envs.trajectories.errors import TrajectoryFormatError
     from trace_envs.trajectories.loaders import LoadResult, iter_runs
     from trace_envs.trajectories.profile import OverridesError, load_overrides, run_domain
+    from trace_envs.trajectories.trust import TrustAudit
 
     result = LoadResult()
     tallies: dict[str, _DomainTally] = {}
+    trust = TrustAudit()
     try:
         overrides = load_overrides(kinds) if kinds is not None else None
         for run in iter_runs(paths, skip_invalid=skip_invalid, result=result):
@@ -78,6 +85,7 @@ def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> lis
             if tally is None:
                 tally = tallies[run_domain(run)] = _DomainTally()
             tally.add(run)
+            trust.add(run)
     except (TrajectoryFormatError, OverridesError) as exc:
         raise fail(str(exc)) from None
     if not tallies:
@@ -90,22 +98,26 @@ def _reports(paths: list[str], skip_invalid: bool, kinds: Optional[Path]) -> lis
         "ignored_files": result.ignored,
         "warnings": result.warnings,
     }
-    return [_domain_report(tallies[d], overrides, result.files, loaded) for d in sorted(tallies)]
+    findings = trust.findings()
+    return [_domain_report(tallies[d], overrides, result.files, loaded,
+                           [f.message for f in findings if f.file in tallies[d].files]) for d in sorted(tallies)]
 
 
-def _domain_report(tally: _DomainTally, overrides: Any, files: list[str], loaded: dict[str, Any]) -> dict[str, Any]:
+def _domain_report(tally: _DomainTally, overrides: Any, files: list[str], loaded: dict[str, Any],
+                   data_warnings: list[str]) -> dict[str, Any]:
     """The summary of one domain: `files` are every file loaded (the domain's own are kept, in order), `loaded` the
-    load's skipped and ignored files."""
+    load's skipped and ignored files, `data_warnings` what does not check out in the domain's files."""
     from trace_envs.trajectories.profile import build_profile, infer_kind_from_name
 
     profile = build_profile(tally.sample, overrides)
     tools = {}
     for name in sorted(tally.calls, key=lambda n: (-tally.calls[n], n)):
         t = profile.tools.get(name)
-        kind, source = (t.kind, t.kind_source) if t else (infer_kind_from_name(name) or "other", "inferred")
+        kind, source, why = (t.kind, t.kind_source, t.kind_evidence) if t else (
+            infer_kind_from_name(name) or "other", "inferred", "its name (not in the profiled sample)")
         calls = tally.calls[name]
-        tools[name] = {"calls": calls, "kind": kind, "kind_source": source,
-                       "error_rate": round(tally.errors[name] / calls, 4)}
+        tools[name] = {"calls": calls, "kind": kind, "kind_source": source, "kind_evidence": why,
+                       "handoff": name in profile.handoffs, "error_rate": round(tally.errors[name] / calls, 4)}
     return {
         "domain": profile.domain,
         "runs": tally.runs,
@@ -117,6 +129,7 @@ def _domain_report(tally: _DomainTally, overrides: Any, files: list[str], loaded
         "tools": tools,
         "files": [f for f in files if f in tally.files],
         **loaded,
+        "data_warnings": data_warnings,
     }
 
 
@@ -148,6 +161,9 @@ def _print_readable(reports: list[dict[str, Any]]) -> None:
                       f"{', '.join(r['domain'] for r in reports)}", markup=False)
     for report in reports:
         _print_domain(console, report, several=len(reports) > 1)
+    for report in reports:
+        for line in report["data_warnings"]:
+            console.print(f"warning: {line}", markup=False)
 
 
 def _print_domain(console: Any, report: dict[str, Any], several: bool) -> None:
@@ -168,7 +184,8 @@ def _print_domain(console: Any, report: dict[str, Any], several: bool) -> None:
     table.add_column("from")
     table.add_column("errors", justify="right")
     for name, t in report["tools"].items():
-        table.add_row(name, str(t["calls"]), t["kind"], t["kind_source"], f"{t['error_rate']:.0%}")
+        table.add_row(name, str(t["calls"]), t["kind"] + (" (hand-off)" if t["handoff"] else ""), t["kind_source"],
+                      f"{t['error_rate']:.0%}")
     console.print(table)
 
 

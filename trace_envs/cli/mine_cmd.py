@@ -22,7 +22,8 @@ MINE_HELP = (
     "into OUT/; --pool contrasts them together (each candidate still one domain's), into OUT/.\n\n"
     "Where the runs carry expected actions, each failed run's departures from them are attributed first (see "
     "`trace-envs diagnose`), every family labels from the departures of its kind, and report.md says which kept "
-    "capability teaches each kind of failure.\n\n"
+    "capability teaches each kind of failure. Expected actions are trusted only as far as the runs bear them out (see "
+    "`trace-envs diagnose`): what does not check out is printed as a warning naming the file and the share.\n\n"
     "\b\nExamples:\n"
     "  trace-envs mine ../shared/data/tau-bench/gpt-4o-airline.json -o out/\n"
     "  trace-envs mine ../shared/data/tau2-bench/results/*airline*.json -o out/airline --k 7\n"
@@ -113,7 +114,12 @@ def mine(
         raise fail(str(exc)) from None
     if not loaded.runs:
         raise fail(f"{', '.join(paths)}: no runs loaded")
-    groups = split_by_domain(loaded.runs)
+    from trace_envs.trajectories.trust import audit, set_aside
+
+    findings = audit(loaded.runs)
+    for finding in findings:
+        print(f"warning: {finding.message}")
+    groups = split_by_domain(set_aside(loaded.runs, findings))
     if domain is not None:
         if domain not in groups:
             found = ", ".join(f"{name} ({len(runs)} runs)" for name, runs in groups.items())

@@ -45,6 +45,9 @@ class PlantedDeficit:
     rate: float
     description: str
     decoy: bool = False
+    also: tuple[str, ...] = ()
+    """Other families whose capability teaches it too (a gate skipped unread: the refusal's as well as the
+    precondition's)."""
 
 
 class Builder:
@@ -119,10 +122,12 @@ def seeded_runs(simulate: Callable[[int, random.Random], Run], n_runs: int, seed
 
 def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: Iterable[str], noise_rate: float, *,
                domain: str, tools: list[dict[str, Any]], ground_truth: list[GroundTruthAction], instruction: str,
-               prefix: str = "planted", **truth: Any) -> tuple[Run, dict[str, Any]]:
+               prefix: str = "planted", task_id: str | None = None, trial: int = 0,
+               meta: Mapping[str, Any] | None = None, **truth: Any) -> tuple[Run, dict[str, Any]]:
     """End a planted run of task `kind` in which the deficits `shown` showed: such a run fails, and so does, at the
-    noise rate, one where none showed. Returns the run (`<prefix>/<run_idx>`, task `<kind>-<run_idx>`) and its planted
-    truth (`task_kind`, `deficits`, `noise`, then the domain's own `truth` fields), also kept in `run.meta`."""
+    noise rate, one where none showed. Returns the run (`<prefix>/<run_idx>`, task `task_id`, by default
+    `<kind>-<run_idx>`, and `trial`) and its planted truth (`task_kind`, `deficits`, `noise`, then the domain's own
+    `truth` fields), also kept in `run.meta` beside the domain's name and its own `meta`."""
     deficits = sorted(shown)
     noise = not deficits and rng.random() < noise_rate
     success = not deficits and not noise
@@ -131,8 +136,8 @@ def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: I
         run_id=f"{prefix}/{run_idx}",
         source="planted",
         file=None,
-        task_id=f"{kind}-{run_idx}",
-        trial=0,
+        task_id=task_id or f"{kind}-{run_idx}",
+        trial=trial,
         messages=b.messages,
         tool_calls=b.calls,
         reward=1.0 if success else 0.0,
@@ -141,7 +146,7 @@ def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: I
         ground_truth=ground_truth,
         tools=tools,
         instruction=instruction,
-        meta={"domain": domain, "planted": planted},
+        meta={"domain": domain, **(meta or {}), "planted": planted},
     )
     return run, planted
 
@@ -242,23 +247,28 @@ class TaskKind:
     """One kind of planted task.
 
     Attributes:
-        name: the kind's slug (task ids are `<name>-<run index>`).
+        name: the kind's slug (task ids are `<name>-<run index>`, or `<name>-<task index>` with trials).
         share: its share of runs (the domain normalises the shares of its kinds).
         simulate: `(builder, rng, customer, flags) -> TaskOutcome`: write the run (the user's opening first; the system
             message is written) with the agent carrying each deficit whose flag is True.
         exposure: the deficits a task of this kind can fail from (its routing truth).
-        wants: whether a generated env's opening asks for this kind (the planted agent picks the first kind that does).
+        wants: whether a generated env's opening asks for this kind (the planted agent picks the first kind that does);
+            None for a kind with no planted agent for generated envs.
         step: `(state, messages) -> str | None`: the planted agent's next action in a generated env (a JSON call text
             or a sentence), None when done; `state` persists over the episode (`opening`, `flags`, and the kind's own
-            scratch keys).
+            scratch keys). None with `wants`.
+        plan: `(rng, customer) -> task`: the fixed part of a task (what the user wants, their records), drawn once
+            per task and replayed in every trial of it; `simulate` then gets the task in place of the customer. None
+            draws nothing more than the customer.
     """
 
     name: str
     share: float
     simulate: Callable[..., TaskOutcome]
     exposure: frozenset[str]
-    wants: Callable[[str], bool]
-    step: Callable[[dict[str, Any], list[dict[str, Any]]], str | None]
+    wants: Callable[[str], bool] | None = None
+    step: Callable[[dict[str, Any], list[dict[str, Any]]], str | None] | None = None
+    plan: Callable[[random.Random, Any], Any] | None = None
 
 
 @dataclass
@@ -271,6 +281,11 @@ class PlantedDomain:
         draw: `rng -> customer`: one scenario's customer and records (passed to the kind's `simulate`).
         closing: `(builder) -> None`: the turns ending a run that did not fail mid-way.
         noise_rate: share of fully correct runs marked failed anyway (a miner must not find these).
+        trials: runs per task. With 1 (the default) every run is a task of its own, drawn from the run's generator;
+            with more, run `i` is trial `i % trials` of task `i // trials`, whose kind, customer and plan come from
+            the task's own generator, so every trial replays the same task with its own agent (as a benchmark runs
+            each task several times) and runs of one task can be contrasted.
+        meta: what every run's `meta` carries beside `domain` and `planted` (a drawn domain's axes).
     """
 
     name: str
@@ -285,6 +300,8 @@ class PlantedDomain:
     decoys: dict[str, PlantedDeficit] = field(default_factory=dict)
     kinds: dict[str, TaskKind] = field(default_factory=dict)
     rules: PolicyRules = field(default_factory=PolicyRules)
+    trials: int = 1
+    meta: dict[str, Any] = field(default_factory=dict)
     _policy: list[str] = field(default_factory=list)
 
     # ---- what a kind module calls -----------------------------------------------------------------------------------
@@ -320,22 +337,37 @@ class PlantedDomain:
     def policy(self) -> str:
         return self.intro + "".join(self._policy)
 
-    def simulate(self, run_idx: int, rng: random.Random, rates: dict[str, float], noise_rate: float) -> Run:
-        """One run (run `run_idx`), its truth in `meta["planted"]`."""
-        names = sorted(self.kinds)
-        kind = self.kinds[rng.choices(names, [self.kinds[n].share for n in names])[0]]
-        customer = self.draw(rng)
-        flags = {d: rng.random() < r for d, r in rates.items()}
+    def simulate(self, run_idx: int, rng: random.Random, rates: dict[str, float], noise_rate: float,
+                 task_rng: random.Random | None = None) -> Run:
+        """One run (run `run_idx`), its truth in `meta["planted"]`. The task (kind, customer, plan) comes from
+        `task_rng` when given (a trial of a task), else from `rng`; the agent's flags always from `rng`."""
+        t = rng if task_rng is None else task_rng
+        kind, task = self.task_of(t, run_idx // self.trials)
+        flags = self.flags_of(rng, rates, run_idx)
         b = Builder(rng, self.policy)
         b.flags = flags
-        outcome = kind.simulate(b, rng, customer, flags)
+        outcome = kind.simulate(b, rng, task, flags)
         if not outcome.shown:
             self.closing(b)
         opening = next((m["content"] for m in b.messages if m["role"] == "user"), "")
+        trial = {} if self.trials == 1 else {"task_id": f"{kind.name}-{run_idx // self.trials}",
+                                             "trial": run_idx % self.trials}
         return finish_run(run_idx, rng, b, kind.name, outcome.shown, noise_rate, domain=self.name,
                           tools=list(self.tools), ground_truth=outcome.ground_truth, instruction=opening,
-                          prefix=self.name, exposed=sorted(kind.exposure),
+                          prefix=self.name, **trial, meta=self.meta, exposed=sorted(kind.exposure),
                           decoys=sorted(d for d in self.decoys if flags.get(d)))[0]
+
+    def task_of(self, rng: random.Random, task_index: int) -> tuple[TaskKind, Any]:
+        """The kind of task `task_index` (drawn by the kinds' shares) and its task: the customer, planned by the
+        kind when it plans."""
+        names = sorted(self.kinds)
+        kind = self.kinds[rng.choices(names, [self.kinds[n].share for n in names])[0]]
+        customer = self.draw(rng)
+        return kind, customer if kind.plan is None else kind.plan(rng, customer)
+
+    def flags_of(self, rng: random.Random, rates: dict[str, float], run_idx: int) -> dict[str, bool]:
+        """Which deficits (and decoys) the agent of run `run_idx` carries: each at its rate, drawn from `rng`."""
+        return {d: rng.random() < r for d, r in rates.items()}
 
     def iter_runs(self, n_runs: int, seed: int = 0, *, rates: dict[str, float] | None = None,
                   noise_rate: float | None = None, start: int = 0) -> Iterator[Run]:
@@ -345,7 +377,15 @@ class PlantedDomain:
         r = {name: d.rate for name, d in {**self.deficits, **self.decoys}.items()}
         r.update(rates or {})
         noise = self.noise_rate if noise_rate is None else noise_rate
-        return seeded_runs(lambda i, rng: self.simulate(i, rng, r, noise), n_runs, seed, start)
+        if self.trials == 1:
+            return seeded_runs(lambda i, rng: self.simulate(i, rng, r, noise), n_runs, seed, start)
+        return seeded_runs(lambda i, rng: self.simulate(i, rng, r, noise, self.task_rng(seed, i // self.trials)),
+                           n_runs, seed, start)
+
+    @staticmethod
+    def task_rng(seed: int, task: int) -> random.Random:
+        """The generator of task `task` of a data set (what every trial of it shares)."""
+        return random.Random(f"task:{seed}:{task}")
 
     def generate(self, n_runs: int, seed: int = 0, **kwargs: Any) -> list[Run]:
         """`n_runs` planted runs (see `iter_runs`). Deterministic for a given seed."""
@@ -353,17 +393,10 @@ class PlantedDomain:
 
     def write(self, runs: Iterable[Run], path: str | Path) -> Path:
         """Write runs as a tau-bench trajectories file (a JSON list with `traj` and `info.task.actions`), atomically:
-        what a user brings from their own agent."""
-        items = [{
-            "task_id": run.task_id,
-            "trial": run.trial,
-            "reward": run.reward,
-            "info": {"task": {"instruction": run.instruction, "actions": [
-                {"name": g.name, "kwargs": g.arguments} for g in run.ground_truth or []]},
-                "reward_info": {"reward": run.reward}},
-            "traj": run.messages,
-        } for run in runs]
-        return write_atomically(path, lambda fh: json.dump(items, fh, ensure_ascii=False))
+        what a user brings from their own agent. `trace_envs.datasets.writers` writes the other formats."""
+        from trace_envs.datasets.writers import write_tau_bench
+
+        return write_tau_bench(runs, path)
 
     def match_deficit(self, family: str, tools: Iterable[str]) -> str | None:
         return match_deficit(self.deficits, self.decoys, family, tools)
@@ -386,7 +419,7 @@ class PlantedDomain:
                 opening = next(m["content"] for m in messages if m.get("role") == "user")
                 state.clear()
                 state.update(opening=opening, flags={d: d in carried for d in self.deficits},
-                             kind=next((k for k in self.kinds.values() if k.wants(opening)), None))
+                             kind=next((k for k in self.kinds.values() if k.wants and k.wants(opening)), None))
             kind = state["kind"]
             action = kind.step(state, messages) if kind is not None else None
             return self.closing_text if action is None else action

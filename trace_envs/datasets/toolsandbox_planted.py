@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from trace_envs.datasets.sim import PlantedDeficit, match_deficit, score_recovery, write_atomically
+from trace_envs.datasets.writers import SANDBOX_COLUMNS, call_code, folder_name
 
 SYSTEM_PROMPT = ("Don't make assumptions about what values to plug into functions. "
                  "Ask for clarification if a user request is ambiguous.")
@@ -159,16 +160,6 @@ class Device:
 
 
 # ---- a scenario's log, in ToolSandbox's shapes ---------------------------------------------------------------------
-_COLUMNS = ("sender", "recipient", "content", "openai_tool_call_id", "openai_function_name", "conversation_active",
-            "tool_call_exception", "tool_trace", "visible_to")
-
-
-def call_code(call_id: str, name: str, args: dict[str, Any]) -> str:
-    """What ToolSandbox's `openai_tool_call_to_python_code` writes for an agent's tool call."""
-    return (f"{call_id}_parameters = {args!r}\n{call_id}_response = {name}(**{call_id}_parameters)\n"
-            f"print(repr({call_id}_response))")
-
-
 class Log:
     """The SANDBOX message table of one scenario as it plays, the agent's calls run against `device`."""
 
@@ -181,7 +172,7 @@ class Log:
         self.add("SYSTEM", "USER", USER_INSTRUCTION + instruction, visible_to=["USER"])
 
     def add(self, sender: str, recipient: str, content: str, **extra: Any) -> int:
-        row = dict.fromkeys(_COLUMNS)
+        row = dict.fromkeys(SANDBOX_COLUMNS)
         row.update(sender=sender, recipient=recipient, content=content, conversation_active=True,
                    visible_to=[sender, recipient])
         row.update(extra)
@@ -248,7 +239,7 @@ class Log:
         d = self.device
         return {
             "_dbs": {
-                "SANDBOX": [{"sandbox_message_index": 0, **dict.fromkeys(_COLUMNS)}]
+                "SANDBOX": [{"sandbox_message_index": 0, **dict.fromkeys(SANDBOX_COLUMNS)}]
                 + [{"sandbox_message_index": i + 1, **r} for i, r in enumerate(self.rows)],
                 "SETTING": table([self.initial["SETTING"]], [dict(d.setting)], tuple(SETTING)),
                 "CONTACT": table(self.initial["CONTACT"], d.contacts,
@@ -427,11 +418,6 @@ class Truth:
     deficits: tuple[str, ...]
     noise: bool
     similarity: float
-
-
-def folder_name(index: int, seed: int) -> str:
-    stamp = f"{(seed % 12) + 1:02d}_{(index % 28) + 1:02d}_2024_{10 + index // 28 % 12:02d}_{index % 60:02d}_00"
-    return f"agent_planted-agent_user_planted-user_{stamp}"
 
 
 def _allow(base: BaseScenario, augmentation: str, rng: random.Random) -> list[str]:

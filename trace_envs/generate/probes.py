@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from trace_envs.language.words import is_handoff_tool, tool_verb
 from trace_envs.runtime.base import TraceEnv
 
 ProbeKind = Literal["content_free", "decision"]
@@ -31,7 +32,6 @@ LONG_CHARS = 30_000
 REPEATS = 15
 MAX_NUMBER = 30_000
 _ID_TOKEN = re.compile(r"[#A-Za-z0-9][A-Za-z0-9_#-]{3,}")
-_HANDOFF = re.compile(r"(transfer|handoff|hand_off|escalat|human)", re.I)
 
 
 @dataclass
@@ -270,7 +270,7 @@ def _requested_writes(env: TraceEnv, view: View) -> list[dict[str, Any]]:
     """The write tools whose leading verb the user's messages use; every write tool when none matches."""
     writes = [f for f in view.functions() if _kind_of(env, f["name"]) == "write"]
     said = " ".join(view.user_texts()).lower()
-    named = [f for f in writes if f["name"].split("_")[0].lower() in said]
+    named = [f for f in writes if tool_verb(f["name"]) in said]
     return named or writes
 
 
@@ -308,7 +308,7 @@ class AlwaysHandoff(Probe):
         out = reads_of_every_id(env, view)
         summary = "The user needs help with: " + (view.user_texts() or [""])[0][:300]
         for f in view.functions():
-            if _HANDOFF.search(f["name"]) and _kind_of(env, f["name"]) != "read":
+            if is_handoff_tool(f["name"]) and _kind_of(env, f["name"]) != "read":
                 args = arguments_for(f, None, {})
                 for name, schema in _props(f).items():
                     if isinstance(schema, dict) and schema.get("type") == "string" and name not in view.details():

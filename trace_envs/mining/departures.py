@@ -16,9 +16,10 @@ Each returns None when the run carries no expected actions, so the family falls 
 
 from __future__ import annotations
 
-from trace_envs.checks.attribution import is_handoff, state_changing
+from trace_envs.checks.attribution import state_changing
 from trace_envs.checks.run_view import RunView
 from trace_envs.mining.detector import Label
+from trace_envs.trajectories.handoff import is_handoff
 
 
 def _expected(view: RunView) -> list[str]:
@@ -29,7 +30,7 @@ def _expected(view: RunView) -> list[str]:
 
 def _expects(view: RunView, tool: str | None) -> bool:
     """Whether the expected actions include `tool` (None: any write that is not a hand-off)."""
-    return any(n == tool if tool else not is_handoff(n) for n in _expected(view))
+    return any(n == tool if tool else not is_handoff(n, view.kinds) for n in _expected(view))
 
 
 def missing(view: RunView, tool: str | None) -> Label | None:
@@ -47,7 +48,7 @@ def missing(view: RunView, tool: str | None) -> Label | None:
 
 
 def _n_expected(view: RunView) -> int:
-    return sum(not is_handoff(n) for n in _expected(view))
+    return sum(not is_handoff(n, view.kinds) for n in _expected(view))
 
 
 def unwarranted(view: RunView, tool: str, asked: bool) -> Label | None:
@@ -66,7 +67,7 @@ def arg_kind(view: RunView, tool: str | None, arg: str | None, kinds: tuple[str,
     if a is None:
         return None
     made = tool in view.called if tool else any(
-        view.kinds.get(t) == "write" and not is_handoff(t) for t in view.called)
+        view.kinds.get(t) == "write" and not is_handoff(t, view.kinds) for t in view.called)
     if not _expects(view, tool) or not made:
         return "NA"
     if any(a.of(k, tool, arg) for k in kinds):

@@ -11,7 +11,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from trace_envs.checks.words import verb_synonyms, word_pattern
+from trace_envs.language.patterns import word_pattern
+from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
 

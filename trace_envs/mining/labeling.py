@@ -7,7 +7,7 @@
 - `refusal`: NA when the ground truth expects `tool`; LACKING when the agent called it anyway; PRESENT when the user
   asked for that kind of action (the tool's verb in a user message) and it was not called. Without ground truth,
   from the agent's words: PRESENT when the user asked for it, it was not called and an agent message declined it
-  saying why (`checks.refusing`: "I can't cancel it because ..."); else NA (whether a write was warranted is not
+  saying why (`language.refusals`: "I can't cancel it because ..."); else NA (whether a write was warranted is not
   known);
 - `arith`: the numeric argument `arg` of `tool` equals the ground truth's value (within 0.01);
 - `checked`: the portable check through `Check.label`.
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from trace_envs.checks.clauses import AllCompleted, CallRef, Check, NoCall
 from trace_envs.checks.run_view import RunView
-from trace_envs.checks.refusing import refuses_with_reason
-from trace_envs.checks.words import action_words, verb_synonyms
+from trace_envs.language.refusals import refuses_with_reason
+from trace_envs.language.words import action_words, verb_synonyms
 from trace_envs.mining.detector import Label
 
 
@@ -60,7 +60,7 @@ def refusal(view: RunView, tool: str) -> Label:
 
 def refused_in_words(view: RunView, tool: str) -> Label:
     """PRESENT when the user asked for `tool`'s action, the agent did not call it and one of its messages declined it
-    saying why (naming the action: `checks.refusing`); else NA."""
+    saying why (naming the action: `language.refusals`); else NA."""
     if tool in view.called or not _user_asked(view, tool):
         return "NA"
     words = action_words(tool)

@@ -180,7 +180,7 @@ def mine(
         if len(domains) > 1:
             raise MixedDomainsError(domains, hint=MIXED_HINT)
         profile = _profile(head, overrides)
-    kinds = dict(profile.kinds) if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
+    kinds = profile.kinds if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
     head, rest, note = _with_expected(head, rest, kinds)
     if note:
         warnings.append(note)
@@ -198,7 +198,7 @@ def mine(
         from trace_envs.mining.llm import LLMLabeler, propose_llm
 
         mode = f"llm:{llm.name}"
-        index = ResultIndex(head, dict(profile.kinds))
+        index = ResultIndex(head, profile.kinds)
         outcome = propose_llm(llm, profile, contrast_pairs(groups, o.max_pairs), pairs_per_prompt=o.pairs_per_prompt,
                               concurrency=o.concurrency, existing={c.name for c in candidates}, index=index)
         warnings += outcome.warnings
@@ -333,13 +333,13 @@ def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, override
     warnings: list[str] = []
     for name, group in groups.items():
         profile = _profile(group, overrides)
-        group, _, note = _with_expected(group, (), dict(profile.kinds))
+        group, _, note = _with_expected(group, (), profile.kinds)
         if note:
             warnings.append(f"{name}: {note}")
         skipped: list[str] = []
         cands = propose_offline(profile, group, min_calls=o.min_calls, skipped=skipped)
         warnings += [f"{name}: not proposed: {line}" for line in skipped]
-        per_domain.append((group, cands, dict(profile.kinds)))
+        per_domain.append((group, cands, profile.kinds))
     seen = Counter(c.name for _, cands, _ in per_domain for c in cands)
     candidates: list[Candidate] = []
     for _, cands, _ in per_domain:

@@ -16,17 +16,16 @@ from typing import Any, Iterable
 from trace_envs.checks.attribution import attribute
 from trace_envs.families import get_task
 from trace_envs.mining.detector import Proposal, ProposalContext, all_detectors, detector_for, get_detector
+from trace_envs.language.confirmations import policy_requires_confirmation
 from trace_envs.mining.gates import policy_support
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
-from trace_envs.spec.policy_text import asks_confirmation, excerpt, with_current_time
+from trace_envs.spec.policy_text import excerpt, with_current_time
 from trace_envs.spec.rules import Condition, PolicyRules, WriteRule
+from trace_envs.trajectories.handoff import is_handoff
 from trace_envs.trajectories.models import Run
 from trace_envs.trajectories.results import ResultIndex, gate_candidates
-
-HANDOFF_PATTERN = re.compile(r"(transfer|handoff|hand_off|escalat|human)", re.I)
-
 
 def slug(text: str, limit: int = 63) -> str:
     s = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
@@ -140,7 +139,7 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run]
         example = example or (stated[1] if stated and not owner else None)
     return base.model_copy(update={
         "now": base.now or getattr(profile, "now", None),
-        "confirm_writes": base.confirm_writes or asks_confirmation(policy),
+        "confirm_writes": base.confirm_writes or policy_requires_confirmation(policy),
         "identify_user": identify,
         "user_example": example if identify else None,
     })
@@ -211,7 +210,7 @@ def learned_rules(ctx: ProposalContext, rules: PolicyRules) -> PolicyRules:
 def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: PolicyRules | None = None,
                      attributions: dict[str, Any] | None = None) -> ProposalContext:
     """What every family's `propose` reads: tool pairs, ground-truth counts, and the tools worth proposing over."""
-    kinds = {n: t.kind for n, t in profile.tools.items()}
+    kinds = profile.kinds
     gt_counts: Counter = Counter()
     gt_numeric: dict[str, Counter] = {}
     has_gt = False
@@ -230,7 +229,7 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: P
     writes = [n for n, t in profile.tools.items() if t.kind == "write" and (t.calls >= min_calls or gt_counts[n])]
     if not writes:
         writes = [n for n, t in profile.tools.items() if t.kind == "write"]
-    handoffs = [n for n, t in profile.tools.items() if t.kind != "read" and HANDOFF_PATTERN.search(n)]
+    handoffs = [n for n, t in profile.tools.items() if t.kind != "read" and is_handoff(n, profile)]
     return ProposalContext(
         profile=profile, index=ResultIndex(runs, kinds, verdicts=_verdicts(kinds, attributions)), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],

@@ -1,8 +1,9 @@
-"""Plain-English phrasing of requests and replies from tool names, used by family templates."""
+"""Plain-English phrasing of requests and replies from tool names, used by family templates (how a scripted user
+or an oracle says a thing; how messages are read lives in `trace_envs.language`)."""
 
 from __future__ import annotations
 
-import re
+from trace_envs.language.words import tool_words
 
 
 def request_phrase(tool: str) -> str:
@@ -38,69 +39,6 @@ def path_words(path: str) -> str:
         head = words[0][:-1] if words[0].endswith("s") else words[0]
         return f"{' '.join(words[1:])} of the first {head}" if "0" in parts else f"{' '.join(words[1:])} of a {head}"
     return " ".join(words)
-
-
-# Words a person uses for a tool's action, by the tool name's leading verb. "add"/"remove" sit under update and modify
-# because users name those writes by what they change ("add a bag", "remove a passenger").
-VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "update": ("update", "change", "modify", "edit", "add", "remove"),
-    "modify": ("modify", "change", "update", "edit", "add", "remove"),
-    "change": ("change", "update", "modify", "edit"),
-    "edit": ("edit", "change", "update", "modify"),
-    "cancel": ("cancel",),
-    "book": ("book", "reserve"),
-    "reserve": ("reserve", "book"),
-    "refund": ("refund", "reimburse"),
-    "exchange": ("exchange", "swap", "replace"),
-    "return": ("return", "send back"),
-    "send": ("send", "issue"),
-    "transfer": ("transfer", "hand over", "connect", "escalate", "human", "representative"),
-    "upgrade": ("upgrade",),
-    "downgrade": ("downgrade",),
-    "add": ("add",),
-    "remove": ("remove", "delete"),
-    "delete": ("delete", "remove"),
-}
-# Other words for what a tool acts on (the tool name's last word), singular forms included.
-NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "baggages": ("baggage", "bags", "bag", "luggage"),
-    "baggage": ("baggage", "bags", "bag", "luggage"),
-    "bags": ("bags", "bag", "baggage", "luggage"),
-    "flights": ("flights", "flight"),
-    "passengers": ("passengers", "passenger"),
-    "items": ("items", "item"),
-    "certificate": ("certificate", "voucher", "compensation"),
-    "agents": ("agent", "agents"),
-    "agent": ("agent", "agents"),
-    "payment": ("payment", "card"),
-    "address": ("address",),
-    "cabin": ("cabin", "class"),
-}
-# Words that name the record an action is about, not the action: "reservation" names no action on a reservation.
-RECORD_NOUNS = frozenset(
-    "reservation reservations booking bookings order orders user users account accounts customer customers profile "
-    "record records details detail info information id ids".split()
-)
-
-
-def tool_words(tool: str) -> list[str]:
-    """`update_reservation_baggages` -> `["update", "reservation", "baggages"]` (camelCase split too)."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
-    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
-
-
-def action_words(tool: str) -> tuple[str, ...]:
-    """Words that name `tool`'s action in a message: its leading verb with synonyms, and what it acts on (the name's
-    last word, unless that word only names the record). `cancel_reservation` -> `("cancel",)`;
-    `update_reservation_baggages` -> update, change, modify, edit, add, remove, baggages, baggage, bags, bag, luggage."""
-    words = tool_words(tool)
-    if not words:
-        return ()
-    verb, rest = words[0], words[1:]
-    out = list(VERB_SYNONYMS.get(verb, (verb,)))
-    if rest and rest[-1] not in RECORD_NOUNS:
-        out += [rest[-1], *NOUN_SYNONYMS.get(rest[-1], ())]
-    return tuple(dict.fromkeys(out))
 
 
 def user_phrase(tool: str, key: str | None = None, target: str | None = None) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from trace_envs.runtime.phrases import action_words, user_phrase
+from trace_envs.language.words import request_words
+from trace_envs.runtime.phrases import user_phrase
 
 
 RESULT = "{result}"  # in a `UserAction.report`: where the user reads out its tool's result
@@ -27,7 +28,8 @@ class UserRequest:
     target: the key value the request is about (e.g. "QZ7Y2K"), or None; a call fulfils the request only when one of
         its argument values equals it, and a confirmation question must mention it.
     phrase: how the user names the request, as a verb phrase ("cancel reservation QZ7Y2K").
-    action_words: words that name the action in the agent's messages ("cancel"); default `action_words(tool)`.
+    action_words: words that name the action in the agent's messages ("cancel"); default
+        `language.words.request_words(tool)`.
     decline: the user answers no when asked to confirm this request (default False: yes).
     """
 
@@ -44,7 +46,7 @@ class UserRequest:
         if self.kind in ("write", "handoff") and not self.tool:
             raise ValueError(f"a {self.kind} request needs the tool that fulfils it")
         if not self.action_words and self.tool:
-            self.action_words = action_words(self.tool)
+            self.action_words = request_words(self.tool)
         self.action_words = tuple(w.lower() for w in self.action_words if w.strip())
 
     @classmethod

@@ -1,8 +1,8 @@
 """A deterministic scripted user that behaves like a person with a request.
 
 It knows some facts (its user id, a reservation id, its reason, its payment method) and wants some things done
-(`UserRequest`s). It reads each agent message with `reading.read_message` (the kind of turn: progress, a question
-for one fact or several, a confirmation request, a completion claim, a refusal, a hand-off, a goodbye, an
+(`UserRequest`s). It reads each agent message with `language.turns.read_message` (the kind of turn: progress, a
+question for one fact or several, a confirmation request, a completion claim, a refusal, a hand-off, a goodbye, an
 instruction to act on its side; agreement with hand labels on 359 real agent turns is measured in
 tests/test_user_reading.py) and answers in this order:
 
@@ -35,11 +35,16 @@ agreement, so waiting, nudging or not knowing never counts as a confirmation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from trace_envs.runtime.reading import MAX_READ, SENTENCE_END, asking_segments, read_message
+from trace_envs.language.confirmations import asks_confirmation, confirmation_wording
+from trace_envs.language.instructions import action_regexes, action_sentences, names
+from trace_envs.language.patterns import phrases_regex, words_regex
+from trace_envs.language.plain import MAX_READ, normalize
+from trace_envs.language.questions import asking_segments, fact_phrasings, without_offered_options
+from trace_envs.language.turns import read_message
+from trace_envs.language.values import text_mentions
 from trace_envs.runtime.scenario import UserAction, UserRequest
 
 STOP = "###STOP###"
@@ -56,144 +61,6 @@ GIVE_UP_REPLY = "Never mind, I'll try again later."
 MAX_NUDGES = 3
 
 Status = Literal["pending", "done", "declined", "refused"]
-
-# A confirmation the user answers when it names one of its requests: broader than `read_message`'s confirmation
-# request, because naming the request's action and target (see `_named`) already guards the yes.
-_CONFIRM = re.compile(
-    r"\b(confirm|confirmation|proceed|shall i|should i|go ahead|do you want me to|would you like me to|ok to|okay to|"
-    r"is (that|this|it) (correct|right|ok|okay|fine|alright)|yes or no|are you sure|can i go|may i|"
-    r"do you (still )?(want|wish) to|would you (still )?like to)\b"
-)
-# A confirmation asked without a question mark.
-_PLEASE_CONFIRM = re.compile(r"\b(please|kindly|can you|could you) confirm\b")
-_OPTIONS = re.compile(r"\([^)]*\)|\"[^\"]*\"|\b(e\.g\.|such as|for example|like)\b.*")
-# Other names people use for ids of the user's own records and for its account.
-_ID_SUFFIXES = ("id", "number", "code", "reference", "ref", "no")
-_NOUN_GROUPS = ({"reservation", "booking", "trip"}, {"order", "purchase"})
-_RECORD_REFERENCES = (
-    "booking reference", "booking number", "confirmation code", "confirmation number", "reference number",
-    "reference code",
-)
-_ACCOUNT_WORDS = ("user", "customer", "account", "profile", "member")
-_ACCOUNT_REFERENCES = (
-    "user id", "account id", "account number", "customer id", "customer number", "username", "user name",
-    "profile id", "member id", "member number",
-)
-
-
-# How agents ask for the personal facts a user gives to be identified ("your first and last name", "your zip").
-_NAME = ("first and last name", "full name", "your name", "the name", "name on the account")
-_PERSONAL: dict[str, tuple[str, ...]] = {
-    "first name": _NAME, "last name": _NAME, "name": _NAME, "full name": _NAME,
-    "email": ("email", "e mail", "email address"), "email address": ("email", "e mail"),
-    "zip code": ("zip", "zip code", "postal code", "postcode"), "zip": ("zip code", "postal code"),
-    "phone number": ("phone number", "phone", "mobile number", "which line", "the line"),
-    "date of birth": ("date of birth", "birth date", "birthday", "dob"),
-}
-
-
-def normalize(text: str) -> str:
-    """Lowercase, typographic apostrophes made plain, `_` and `-` read as spaces, whitespace collapsed."""
-    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
-    return " ".join(re.sub(r"[_\-]+", " ", text).split())
-
-
-def label_phrasings(label: str, aliases: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """Every phrasing that names the fact `label`: the label and its aliases, plus the usual synonyms of its kind
-    ("reservation id" -> "booking reference", "confirmation code", ...; "user id" -> "account number", "username",
-    ...; a reason -> "why"; a payment method -> "payment", "pay with", "card")."""
-    norm = normalize(label)
-    words = norm.split()
-    out = [norm, *(normalize(a) for a in aliases if a.strip())]
-    if words and words[0] in _ACCOUNT_WORDS and words[-1] in (*_ID_SUFFIXES, "name"):
-        out += _ACCOUNT_REFERENCES
-    elif len(words) >= 2 and words[-1] in _ID_SUFFIXES:
-        noun = " ".join(words[:-1])
-        nouns = next((g for g in _NOUN_GROUPS if noun in g), {noun})
-        out += [f"{n} {s}" for n in sorted(nouns) for s in _ID_SUFFIXES]
-        out += _RECORD_REFERENCES
-        out += [f"which {n}" for n in sorted(nouns)]  # "which reservation is it?" asks for its id
-    if "reason" in words:
-        out += ["reason", "why"]
-    if "payment" in words:
-        out += ["payment", "pay with", "pay", "card"]
-    out += _PERSONAL.get(norm, ())
-    return list(dict.fromkeys(p for p in out if p))
-
-
-def _words_regex(phrases: list[str]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
-    return re.compile(rf"(?<![a-z0-9])(?:{alternatives})s?(?![a-z0-9])")
-
-
-def _action_regex(words: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Matches any of `words` with its usual inflections ("cancel" -> "cancellation", "update" -> "updating"); short
-    words only take plain suffixes, so "add" does not match "address"."""
-    parts = []
-    for w in (normalize(w) for w in words):
-        if not w:
-            continue
-        if len(w) <= 3:
-            parts.append(rf"{re.escape(w)}(?:s|es|ed|ded|ing|ding)?\b")
-        else:
-            parts.append(re.escape(w[:-1] if w.endswith("e") else w) + r"\w*")
-    return re.compile(rf"\b(?:{'|'.join(parts)})") if parts else None
-
-
-# "don't turn off ...", "no need to restart ...": the sentence names the action without asking for it.
-_NEGATION = re.compile(r"\b(don't|do not|dont|no need to|never|not|without|stop)\b")
-
-
-def _verbs_regex(verbs: tuple[str, ...]) -> re.Pattern[str]:
-    """Matches any verb phrase with its head word inflected ("turn on" -> "turning on", "turned it on", "turn the
-    notifications on"): a particle may follow up to three words after the head."""
-    parts = []
-    for verb in (normalize(v) for v in verbs):
-        head, *rest = verb.split()
-        stem = re.escape(head[:-1] if head.endswith("e") and len(head) > 3 else head) + r"(?:s|e|es|ed|d|ing|ning)?"
-        if rest:
-            tail = r"\s+".join(re.escape(w) for w in rest)
-            parts.append(rf"{stem}(?:\s+[a-z']+){{0,3}}?\s+{tail}")
-        else:
-            parts.append(stem)
-    return re.compile(rf"\b(?:{'|'.join(parts)})\b")
-
-
-# "is enabled", "is now turned off": the verb describes a state ("check if Airplane Mode is enabled"), asks for
-# nothing, unless the sentence asks to make it so ("make sure mobile data is enabled").
-_STATE = frozenset({"is", "are", "was", "were", "be", "been", "being", "it's", "that's", "stays", "remains"})
-_ENSURE = re.compile(r"\b(make sure|ensure|be sure)\b")
-
-
-def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
-    """Whether normalized `text` names the object and the verb as asked for: in its base or -ing form ("please turn
-    off", "try turning off"), not just after a negation, nor as a state."""
-    if not object_re.search(text):
-        return False
-
-    def asks(m: re.Match[str]) -> bool:
-        head = m.group(0).split()[0]
-        if head.endswith("ed") or (head.endswith("s") and not head.endswith("ss")):
-            return False  # "Airplane Mode disables ...", "once you've turned it off": it tells, not asks
-        before = text[: m.start()].split()
-        # a negation among the two words before the verb ("please don't turn on ...") takes it back
-        state = bool(_STATE & set(before[-2:])) and not _ENSURE.search(text[: m.start()])
-        return not _NEGATION.search(" ".join(before[-2:])) and not state
-
-    return any(asks(m) for m in verb_re.finditer(text))
-
-
-def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
-    """Whether some sentence of `text` tells someone to do the action named by one of `verbs` and one of `objects`
-    (what the scripted user acts on, and what a labeler looks for in a real agent's messages)."""
-    if not verbs or not objects:
-        return False
-    verb_re, object_re = _verbs_regex(tuple(verbs)), _words_regex(list(objects))
-    return any(_names(normalize(s), verb_re, object_re) for s in SENTENCE_END.split(text[:MAX_READ]))
-
-
-def _target_regex(target: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(target)}(?![A-Za-z0-9_])", re.IGNORECASE)
 
 
 def _scalars(value: Any, depth: int = 0) -> Iterator[str]:
@@ -230,12 +97,11 @@ class ScriptedUser:
         self.requests = list(requests or [])
         self._status: list[Status] = ["pending"] * len(self.requests)
         self._answered: list[bool] = [False] * len(self.requests)  # an info request's read has been observed
-        self._fact_res = {label: _words_regex(label_phrasings(label, self.aliases.get(label, []))) for label in self.facts}
-        self._action_res = [_action_regex(r.action_words) for r in self.requests]
-        self._target_res = [_target_regex(r.target) if r.target else None for r in self.requests]
+        self._fact_res = {label: phrases_regex(fact_phrasings(label, self.aliases.get(label, []))) for label in self.facts}
+        self._action_res = [words_regex(r.action_words) for r in self.requests]
         self._nudges = 0
         self.actions = list(actions or [])
-        self._instruction_res = [(_verbs_regex(a.verbs), _words_regex(list(a.objects))) for a in self.actions]
+        self._instruction_res = [action_regexes(a.verbs, a.objects) for a in self.actions]
         self._acted: list[bool] = [False] * len(self.actions)
         self._performed: list[UserAction] = []
 
@@ -289,7 +155,7 @@ class ScriptedUser:
             return " ".join(self.actions[i].report for i in instructed), False
         asked = self._facts_asked(agent_text)
         facts = " ".join(f"My {label} is {self.facts[label]}." for label in asked)
-        if reading.confirms or _CONFIRM.search(text) and (question or _PLEASE_CONFIRM.search(text)):
+        if reading.confirms or asks_confirmation(text):
             named = [i for i in self._named(agent_text, text, strict=True)
                      if self._status[i] in ("pending", "declined")]
             if named:
@@ -346,10 +212,9 @@ class ScriptedUser:
         out: list[int] = []
         if not self.actions:
             return out
-        for sentence in SENTENCE_END.split(raw):
-            text = normalize(sentence)
+        for text in action_sentences(raw):
             for i, (verb_re, object_re) in enumerate(self._instruction_res):
-                if not self._acted[i] and i not in out and _names(text, verb_re, object_re):
+                if not self._acted[i] and i not in out and names(text, verb_re, object_re):
                     out.append(i)
         return out
 
@@ -360,9 +225,9 @@ class ScriptedUser:
         for i, req in enumerate(self.requests):
             if req.kind in ("info", "act"):
                 continue
-            action, target = self._action_res[i], self._target_res[i]
-            has_action = bool(action and action.search(text))
-            has_target = bool(target and target.search(raw))
+            target = req.target or None
+            has_action = self._action_res[i].search(text) is not None
+            has_target = target is not None and text_mentions(target, raw)
             if strict and has_action and (target is None or has_target):
                 out.append(i)
             elif not strict and (has_target if target is not None else has_action):
@@ -371,21 +236,21 @@ class ScriptedUser:
 
     def _facts_asked(self, raw: str) -> list[str]:
         """Labels of facts `raw` asks for: some part of it that asks something (a question, a request, the items of
-        a list it asks for, see `reading.asking_segments`) names the fact by any phrasing, does not already state
-        the fact's value, and is not a confirmation question about a request."""
+        a list it asks for, see `language.questions.asking_segments`) names the fact by any phrasing, does not already
+        state the fact's value, and is not a confirmation question about a request."""
         if not self.facts:
             return []
         asked: list[str] = []
         for segment in asking_segments(raw):
             text = normalize(segment)
-            if _CONFIRM.search(text) and self._named(segment, text, strict=True):
+            if confirmation_wording(text) and self._named(segment, text, strict=True):
                 continue
             # a value among the options the agent offers ("(change of plan, airline cancelled flight, ...)") is
             # not one the agent states as known
-            stated = _OPTIONS.sub(" ", segment.lower())
+            stated = without_offered_options(segment)
             for label, pattern in self._fact_res.items():
                 value = str(self.facts[label])
-                if label not in asked and pattern.search(text) and value.lower() not in stated:
+                if label not in asked and pattern.search(text) and not text_mentions(value, stated):
                     asked.append(label)
         return [label for label in self.facts if label in asked]
 

@@ -9,18 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-VERB_STEMS = {
-    "update": ("update", "change", "modif"),
-    "modify": ("modif", "change", "update"),
-    "book": ("book",),
-    "cancel": ("cancel",),
-    "refund": ("refund",),
-    "exchange": ("exchang",),
-    "return": ("return",),
-    "send": ("send", "compensat", "certificate"),
-    "transfer": ("transfer",),
-}
-GENERIC_NOUNS = {"reservation", "reservations", "order", "orders", "user", "details", "pending", "delivered", "items"}
+from trace_envs.language.confirmations import policy_requires_confirmation
+from trace_envs.language.words import policy_nouns, policy_stems
+
 _TIME_RULE = re.compile(r"\b(\d+\s*(hours?|days?|minutes?|weeks?)|within|current time|today|dates?|flown)\b", re.I)
 _STATES_NOW = re.compile(r"current (time|date)", re.I)
 MAX_FALLBACK = 1_200
@@ -53,16 +44,11 @@ def _blocks(policy: str) -> list[tuple[str, str]]:
     return out
 
 
-def _stems(tool: str) -> tuple[tuple[str, ...], list[str]]:
-    words = tool.lower().split("_")
-    verbs = VERB_STEMS.get(words[0], (words[0],))
-    nouns = [w.rstrip("s") for w in words[1:] if w not in GENERIC_NOUNS and len(w) > 2]
-    return verbs, nouns
-
-
 def _mentions(text: str, tool: str) -> bool:
+    """Whether a policy block names `tool`'s action: one of its verb's stems and, when its name has any, one of its
+    nouns (`language.words.policy_stems`, `policy_nouns`)."""
     lowered = text.lower()
-    verbs, nouns = _stems(tool)
+    verbs, nouns = policy_stems(tool), policy_nouns(tool)
     verb_hit = any(re.search(rf"\b{re.escape(v)}", lowered) for v in verbs)
     return verb_hit and (not nouns or any(re.search(rf"\b{re.escape(n)}", lowered) for n in nouns))
 
@@ -80,7 +66,7 @@ def excerpt(policy: str, writes: Iterable[str], handoffs: Iterable[str] = (), te
         hit = (
             heading in headed
             or any(_mentions(text, w) for w in writes)
-            or (writes and "confirm" in lowered and ("action" in lowered or "update" in lowered or "database" in lowered))
+            or (writes and policy_requires_confirmation(text))
             or (handoffs and "transfer" in lowered and "human" in lowered)
             or any(re.search(rf"\b{re.escape(t)}\b", lowered) for t in terms)
             or bool(_STATES_NOW.search(text))
@@ -108,11 +94,3 @@ def with_current_time(text: str, now: str | None) -> str:
     if not now or not has_time_rules(text) or _STATES_NOW.search(text):
         return text
     return f"The current time is {now.replace('T', ' ')}.\n\n{text}"
-
-
-def asks_confirmation(policy: str) -> bool:
-    """Whether the policy asks for explicit confirmation before actions that change data."""
-    lowered = policy.lower()
-    return bool(re.search(r"\bconfirm", lowered)) and bool(re.search(r"\b(before|prior to)\b", lowered)) and bool(
-        re.search(r"\b(action|update|change|database|write)", lowered)
-    )

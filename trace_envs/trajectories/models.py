@@ -28,7 +28,10 @@ class ToolCall(BaseModel):
     name: str = Field(description="Tool name as the agent called it.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments decoded to a dict.")
     result: str | None = Field(default=None, description="Raw text of the tool's reply, None if it never came.")
-    error: bool = Field(default=False, description="True when the source marks the reply as an error.")
+    error: bool = Field(default=False, description="True when the reply is an error: the source marks it so, or its "
+                        "text is one (see `trace_envs.trajectories.tool_errors.tool_error`).")
+    error_reason: str | None = Field(default=None, description="Why the reply is an error (`flagged by the source`, "
+                                     "`a JSON \"error\"`, `text opening with \"ERROR 409\"`); None for a success.")
     requestor: Requestor = Field(default="agent", description="Who made the call: the agent or the simulated user.")
     message_index: int = Field(default=-1, description="Index in `Run.messages` of the assistant message with the call.")
 

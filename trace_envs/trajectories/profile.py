@@ -2,10 +2,11 @@
 
 For every tool the agent called (calls by the simulated user are profiled apart, as `user_tools`): how often, an argument schema (JSON types
 seen, arguments present in every call, a few example values), the shape of its results, its error rate, and whether it
-reads or writes state. The kind comes from the tool definitions when they carry a hint, else from an override file,
-else it is inferred: first from the tool's name (get_/search_/... read, cancel_/book_/update_/... write, think /
-calculate / transfer_to_* other), then, for names that say nothing, from evidence in the runs: a read-like call
-repeated with identical arguments that returns something different after a call to the tool makes it a write.
+reads or writes state. The kind comes from an override file, else from the tool definition (a kind it states, what its
+description says), else from what the tool did in the runs (a record read again after its call changed), else from
+its name split in any style, else from weaker evidence (see `trace_envs.trajectories.kinds`). The tools that hand the
+conversation to a person are found from their descriptions, replies, the conversations they end and the policy
+(`trace_envs.trajectories.handoff`); their kind is other.
 
 A profile covers one domain: its policy and tools. Runs of several domains (a tau2 results folder holds airline and
 retail) are split with `split_by_domain` and profiled apart; `build_profile` refuses a mix (`MixedDomainsError`).
@@ -24,12 +25,25 @@ import yaml
 from pydantic import BaseModel, Field
 
 from trace_envs.trajectories.device_text import check_text_changes
+from trace_envs.trajectories.handoff import handoff_tools
+from trace_envs.trajectories.kinds import (
+    KINDS,
+    Behaviour,
+    ToolKind,
+    ToolKinds,
+    definition_description,
+    infer_kind_from_name,
+    kind_from_definition,
+    kind_from_name,
+    name_words,
+    stated_kind,
+)
 from trace_envs.trajectories.errors import TrajectoryFormatError
 from trace_envs.trajectories.example_values import ExamplePool
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
-from trace_envs.trajectories.models import PROSE_ARGS, RESULT_STYLES, ResultStyle, Run, ToolCall
+from trace_envs.trajectories.models import RESULT_STYLES, ResultStyle, Run, ToolCall
 from trace_envs.trajectories.results import flatten
 
 __all__ = [
@@ -45,27 +59,12 @@ __all__ = [
     "split_by_domain",
 ]
 
-ToolKind = Literal["read", "write", "other"]
 KindSource = Literal["definition", "inferred", "override"]
-KINDS = ("read", "write", "other")
 
 MAX_LIST_ITEMS = 3
 MAX_DICT_KEYS = 30
 MAX_STRING = 300
 MAX_DEPTH = 6
-
-READ_VERBS = {
-    "get", "search", "find", "list", "lookup", "look", "check", "fetch", "read", "query", "show", "view",
-    "retrieve", "describe", "count", "verify", "validate", "inspect", "browse",
-}  # fmt: skip
-WRITE_VERBS = {
-    "cancel", "book", "update", "modify", "create", "delete", "send", "return", "exchange", "add", "remove", "set",
-    "change", "place", "make", "submit", "pay", "refund", "upgrade", "downgrade", "toggle", "enable", "disable",
-    "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
-    "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
-    "move", "rename", "archive", "approve", "reject", "reboot", "restart",
-}  # fmt: skip
-OTHER_NAMES = {"think", "calculate", "calculator", "compute", "reason", "plan", "noop"}
 
 
 class OverridesError(ValueError):
@@ -114,6 +113,8 @@ class ToolProfile(BaseModel):
     calls: int = 0
     kind: ToolKind = "other"
     kind_source: KindSource = "inferred"
+    kind_evidence: str = Field(default="", description="Why the tool has its kind: the override, what the definition "
+                               "states or describes, what the runs showed, the word of its name.")
     description: str | None = Field(
         default=None, description="From the tool definition, when there is one; else a sentence built from the name "
         "and the arguments seen (`describe_tool`)."
@@ -162,6 +163,9 @@ class DomainProfile(BaseModel):
     invariants: dict[str, list[Invariant]] = Field(
         default_factory=dict, description="Per read tool: invariants every real record satisfied."
     )
+    handoffs: dict[str, str] = Field(
+        default_factory=dict, description="Tools that hand the conversation to a person, with why (their description, "
+        "replies, the conversations they end, the policy); see `trace_envs.trajectories.handoff`.")
     user_tools: dict[str, ToolProfile] = Field(
         default_factory=dict,
         description="Tools only the simulated user called (tau2 `requestor: user`, e.g. toggle_airplane_mode): the "
@@ -169,78 +173,9 @@ class DomainProfile(BaseModel):
     )
 
     @property
-    def kinds(self) -> dict[str, str]:
-        """Tool name to read / write / other (what `ActionTrace.tool_kinds` takes)."""
-        return {name: t.kind for name, t in self.tools.items()}
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# kinds
-
-
-def _tokens(name: str) -> list[str]:
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[^a-zA-Z0-9]+", name.lower()) if t]
-
-
-def infer_kind_from_name(name: str) -> ToolKind | None:
-    """read / write / other from the tool's name, or None when the name says nothing."""
-    toks = _tokens(name)
-    if not toks:
-        return None
-    if toks[0] == "transfer" and len(toks) > 1 and toks[1] == "to":
-        return "other"  # transfer_to_human_agents: a handoff, not a state change in the domain
-    if toks[0] in OTHER_NAMES or "_".join(toks) in OTHER_NAMES:
-        return "other"
-    if toks[0] in READ_VERBS:
-        return "read"
-    if toks[0] in WRITE_VERBS:
-        return "write"
-    if toks[0] in ("is", "has", "can"):
-        return "read"
-    for t in toks[1:]:
-        if t in WRITE_VERBS:
-            return "write"
-        if t in READ_VERBS:
-            return "read"
-    return None
-
-
-def _definition_hint(definition: Mapping[str, Any]) -> ToolKind | None:
-    """A kind the definition states: `kind` / `x-kind`, or MCP-style `annotations.readOnlyHint`."""
-    for holder in (definition, definition.get("function") or {}):
-        if not isinstance(holder, Mapping):
-            continue
-        for key in ("kind", "x-kind", "x_kind"):
-            v = holder.get(key)
-            if isinstance(v, str) and v.lower() in KINDS:
-                return v.lower()  # type: ignore[return-value]
-        ann = holder.get("annotations")
-        if isinstance(ann, Mapping):
-            if ann.get("readOnlyHint") is True:
-                return "read"
-            if ann.get("readOnlyHint") is False or ann.get("destructiveHint") is True:
-                return "write"
-    return None
-
-
-def _state_change_evidence(runs: list[Run], name_kinds: dict[str, ToolKind | None]) -> tuple[set[str], set[str]]:
-    """Tools seen between two identical read calls whose results differ (writes) or match (no change)."""
-    changed: set[str] = set()
-    unchanged: set[str] = set()
-    for run in runs:
-        calls = run.agent_calls
-        last: dict[str, tuple[int, str]] = {}
-        for i, c in enumerate(calls):
-            if name_kinds.get(c.name) != "read" or c.error or c.result is None:
-                continue
-            key = c.name + "\x00" + json.dumps(c.arguments, sort_keys=True, default=str)
-            if key in last:
-                j, before = last[key]
-                between = {b.name for b in calls[j + 1 : i] if name_kinds.get(b.name) is None and not b.error}
-                (changed if before != c.result else unchanged).update(between)
-            last[key] = (i, c.result)
-    return changed, unchanged - changed
+    def kinds(self) -> ToolKinds:
+        """Tool name to read / write / other (what `ActionTrace.tool_kinds` takes), carrying the hand-offs."""
+        return ToolKinds({name: t.kind for name, t in self.tools.items()}, self.handoffs)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -359,7 +294,7 @@ def describe_tool(name: str, parameters: Mapping[str, Any], kind: str) -> str:
     """A description for a tool whose source has none: what its name says, the arguments it takes (required ones
     first, with their JSON types) and whether it reads or writes. `parameters`: the JSON Schema of its arguments;
     `kind`: read / write / other. E.g. `Cancel reservation, given reservation_id (string). It changes the records.`"""
-    words = " ".join(_tokens(name)) or name
+    words = " ".join(name_words(name)) or name
     props = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
     required = [a for a in parameters.get("required", []) if a in props]
     optional = [a for a in props if a not in required]
@@ -439,42 +374,23 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             if style in RESULT_STYLES:
                 acc.styles[style] += 1
 
-    name_kinds = {name: infer_kind_from_name(name) for name in accs}
-    changed, unchanged = _state_change_evidence(runs, name_kinds)
-    # A tool the source's expected actions list with arguments that are not prose is graded state: a write
-    # (tau2 telecom's refuel_data), when neither its name nor the results say otherwise.
-    expected = {g.name for r in runs for g in r.ground_truth or []
-                if g.requestor == "agent" and g.arguments and not all(k in PROSE_ARGS for k in g.arguments)}
+    policies = Counter(r.policy for r in runs if r.policy)
+    policy = policies.most_common(1)[0][0] if policies else ""
+    handoffs = handoff_tools(runs, definitions, policy)
+    kinds = infer_kinds(runs, list(accs), definitions, handoffs, kinds_override)
 
     tools: dict[str, ToolProfile] = {}
     for name in sorted(accs, key=lambda n: (-accs[n].calls, n)):
         acc = accs[name]
-        definition = definitions.get(name)
-        hint = _definition_hint(definition) if definition else None
-        if name in kinds_override:
-            kind, source = kinds_override[name], "override"
-        elif hint is not None:
-            kind, source = hint, "definition"
-        elif name_kinds[name] is not None:
-            kind, source = name_kinds[name], "inferred"
-        elif name in changed:
-            kind, source = "write", "inferred"
-        elif name in unchanged:
-            kind, source = "read", "inferred"
-        elif name in expected:
-            kind, source = "write", "inferred"
-        else:
-            kind, source = "other", "inferred"
-        desc = None
-        if definition:
-            fn = definition.get("function") if isinstance(definition.get("function"), Mapping) else definition
-            desc = fn.get("description") if isinstance(fn.get("description"), str) and fn["description"].strip() else None
+        kind, source, why = kinds[name]
+        desc = definition_description(definitions.get(name))
         parameters = acc.schema()
         tools[name] = ToolProfile(
             name=name,
             calls=acc.calls,
             kind=kind,
             kind_source=source,
+            kind_evidence=why,
             description=desc or describe_tool(name, parameters, kind),
             description_source="definition" if desc else "generated",
             parameters=parameters,
@@ -485,8 +401,6 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
             result_style=acc.styles.most_common(1)[0][0] if acc.styles else "json",
         )
 
-    policies = Counter(r.policy for r in runs if r.policy)
-    policy = policies.most_common(1)[0][0] if policies else ""
     now, pools, invariants, effects, sources = record_model(runs, {n: t.kind for n, t in tools.items()}, policy)
     for name, tool in tools.items():
         tool.result_examples = pools.get(name, [])
@@ -506,8 +420,41 @@ def build_profile(runs: Iterable[Run], overrides: Mapping[str, str] | str | Path
     }
     return DomainProfile(
         domain=domain, tools=tools, policy=policy, runs=len(runs), now=now, invariants=invariants,
-        user_tools=user_tools,
+        handoffs=handoffs, user_tools=user_tools,
     )
+
+
+def infer_kinds(runs: list[Run], names: list[str], definitions: Mapping[str, Mapping[str, Any]],
+                handoffs: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, tuple[str, str, str]]:
+    """Per agent tool in `names`: (kind, source, why), from the strongest evidence there is, in the order
+    `trace_envs.trajectories.kinds` gives: an override; a kind the definition states; a hand-off (other); the
+    definition's description and schema; a record it changed; its name; weaker behaviour; else other."""
+    spoken = {n: kind_from_definition(definitions.get(n)) or kind_from_name(n) for n in names}
+    behaviour = Behaviour(runs, {n: (spoken[n] or ("",))[0] != "write" for n in names})
+    out: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        definition = definitions.get(name)
+        stated = stated_kind(definition) if definition else None
+        described = kind_from_definition(definition)
+        if name in overrides:
+            out[name] = (overrides[name], "override", "the kinds file")
+        elif stated is not None:
+            out[name] = (stated, "definition", "the definition states it")
+        elif name in handoffs:
+            source = "definition" if handoffs[name].startswith("its description") else "inferred"
+            out[name] = ("other", source, f"a hand-off to a person: {handoffs[name]}")
+        elif described is not None:
+            out[name] = (described[0], "definition", described[1])
+        elif (found := behaviour.strong(name) or _named(name) or behaviour.weak(name)) is not None:
+            out[name] = (found[0], "inferred", found[1])
+        else:
+            out[name] = ("other", "inferred", "nothing says what it does")
+    return out
+
+
+def _named(name: str) -> tuple[ToolKind, str] | None:
+    found = kind_from_name(name)
+    return (found[0], f'its name says "{found[1]}"') if found else None
 
 
 def _user_tool(acc: _Acc, changes: dict[str, dict[str, list[Any]]]) -> ToolProfile:

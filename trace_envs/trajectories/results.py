@@ -10,11 +10,11 @@ runs, and where a write argument's value appeared earlier; `gate_params` reads a
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
-from trace_envs.checks.words import verb_synonyms
+from trace_envs.language.sentences import sentences as split_sentences
+from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.models import Run
 
 MAX_ENUM_VALUES = 8
@@ -278,7 +278,7 @@ def request_templates(index: ResultIndex, tool: str, key: str, only: bool = True
         value = args.get(key)
         if not value or value not in opening:
             continue
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", opening) if value in s]
+        sentences = [s.strip() for s in split_sentences(opening) if value in s]
         if only and len(sentences) != 1:
             continue
         for sentence in sentences:

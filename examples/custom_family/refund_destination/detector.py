@@ -14,7 +14,7 @@ from typing import Any
 
 from refund_destination.task import RefundDestination
 from trace_envs.checks.clauses import CallMade, CallRef, Check
-from trace_envs.checks.text import text_mentions
+from trace_envs.language.values import text_mentions
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.trajectories.results import ResultIndex
 

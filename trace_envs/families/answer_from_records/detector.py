@@ -8,7 +8,8 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallMade, CallRef, Check
-from trace_envs.checks.text import sentences, text_mentions
+from trace_envs.language.sentences import sentences
+from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.answer_from_records.task import told_check, tellable
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector

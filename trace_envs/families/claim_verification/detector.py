@@ -8,7 +8,8 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Order
-from trace_envs.checks.text import sentences, text_mentions
+from trace_envs.language.sentences import sentences
+from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector

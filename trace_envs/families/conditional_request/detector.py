@@ -8,9 +8,10 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Order
-from trace_envs.checks.text import sentences
+from trace_envs.language.sentences import sentences
 from trace_envs.checks.trace import parse_result
-from trace_envs.checks.words import verb_synonyms, words_regex
+from trace_envs.language.patterns import words_regex
+from trace_envs.language.words import verb_synonyms
 from trace_envs.families.conditional_request.task import value_words
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.mining.gates import rules_gate

@@ -9,7 +9,7 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallMade, CallRef, Check
-from trace_envs.checks.refusing import refuses_with_reason
+from trace_envs.language.refusals import refuses_with_reason
 from trace_envs.families.error_recovery.task import plain_error
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.trajectories.models import Run, ToolCall

@@ -34,7 +34,7 @@ Example episode (`trace/helpdesk_enable_autopay_then_retry`, seed 0, fixable):
     agent: Done: I have completed the set roaming request for AC-006351. Is there anything else? ...
 
 Labelling a real run: it applies when a call of the write got an error of a learned shape. PRESENT when a successful
-call of the fix and then a successful retry followed, or when the agent then declined saying why (`checks.refusing`)
+call of the fix and then a successful retry followed, or when the agent then declined saying why (`language.refusals`)
 without retrying the failed call unchanged; LACKING otherwise (it gave up, or retried unchanged), and always when the
 source's expected actions show the write missing because the call failed (`missing_write`, instead `call_failed`).
 """

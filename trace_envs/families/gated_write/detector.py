@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.checks.clauses import CallRef, Check, NoCall, Order
-from trace_envs.checks.words import verb_synonyms
+from trace_envs.language.words import verb_synonyms
 from trace_envs.mining import departures, labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.mining.gates import infer_gate

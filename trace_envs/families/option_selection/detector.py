@@ -8,7 +8,7 @@ from typing import Any
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.checks.run_view import RunView
-from trace_envs.checks.text import number_tokens, text_mentions
+from trace_envs.language.values import number_tokens, text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.option_selection.task import CLOCK, as_float, options_of
 from trace_envs.mining import departures
@@ -259,7 +259,7 @@ class OptionSelectionDetector(Detector):
             flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
             params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
             if params is None and flat:  # no price and time by their names: what the chosen options had
-                params = evidence_params(*chosen_evidence(ctx.runs, dict(ctx.profile.kinds), set(searches), write, arg,
+                params = evidence_params(*chosen_evidence(ctx.runs, ctx.profile.kinds, set(searches), write, arg,
                                                           field), field)
             # The record the write changes is looked up with another read than the search (the order, not the
             # product's variants): the read most often called on the write's key before it; a write addressed by

@@ -11,11 +11,11 @@ from trace_envs.checks.clauses import (
     CallRef,
     Check,
 )
-from trace_envs.checks.words import tool_words
+from trace_envs.language.words import tool_words
 from trace_envs.families.user_action.task import user_action_words
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import key_noun
-from trace_envs.runtime.user import names_action
+from trace_envs.language.instructions import names_action
 from trace_envs.trajectories.device_text import parse_device_text
 from trace_envs.trajectories.results import ResultIndex
 

@@ -60,7 +60,7 @@ from trace_envs.checks.clauses import (
     NoCall,
     Order,
 )
-from trace_envs.checks.words import tool_words
+from trace_envs.language.words import tool_words
 from trace_envs.families.kit import GOODBYE
 from trace_envs.families.task import Task, register_task
 from trace_envs.runtime import Scenario

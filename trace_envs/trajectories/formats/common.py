@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.trajectories.models import Run
+from trace_envs.trajectories.tool_errors import tool_error
 
 SUCCESS_EPS = 1e-6
 REQUESTORS = {"assistant": "agent", "agent": "agent", "user": "user"}
@@ -165,6 +166,7 @@ class CallJoiner:
             "arguments": args,
             "result": None,
             "error": False,
+            "error_reason": None,
             "requestor": requestor,
             "message_index": message_index,
         }
@@ -172,7 +174,9 @@ class CallJoiner:
         self._pending.setdefault(call_id, []).append(call)
         return call
 
-    def reply(self, call_id: str | None, content: Any, error: bool) -> dict | None:
+    def reply(self, call_id: str | None, content: Any, flagged: bool) -> dict | None:
+        """Join a tool reply to its call; `flagged`: the source marked the reply as an error (whether it is one is
+        `tool_error`'s to say, from the flag or the text)."""
         call_id = id_text(call_id)
         pending = self._pending.get(call_id or "")
         if not pending:
@@ -186,7 +190,7 @@ class CallJoiner:
                 call = pending.pop(i)
                 break
         call["result"] = content_text(content)
-        call["error"] = bool(error)
+        set_error(call, tool_error(call["result"], flagged=flagged))
         return call
 
 
@@ -199,10 +203,17 @@ def check_message(msg: Any, where: str, idx: int, key: str) -> str:
     return role
 
 
+def set_error(call: dict[str, Any], reason: str | None) -> None:
+    """Mark a call record's reply as an error for `reason` (None: a success)."""
+    call["error"] = reason is not None
+    call["error_reason"] = reason
+
+
 def openai_messages(
-    messages: list[Any], where: str, key: str, *, copy: bool, error_prefix: bool
+    messages: list[Any], where: str, key: str, *, copy: bool
 ) -> tuple[list[dict[str, Any]], CallJoiner]:
-    """Check OpenAI chat messages and collect their tool calls.
+    """Check OpenAI chat messages and collect their tool calls; a reply is an error when the message says so (an
+    `error` flag) or its text is one (`tool_error`).
 
     With `copy` the messages are rebuilt in canonical OpenAI form (arguments as JSON strings, `type: function`);
     otherwise the source dicts are used as they are (tau-bench already stores canonical messages).
@@ -214,10 +225,7 @@ def openai_messages(
         tcs = msg.get("tool_calls")
         if role == "tool":
             content = msg.get("content")
-            is_error = bool(msg.get("error")) or (
-                error_prefix and isinstance(content, str) and content.startswith("Error")
-            )
-            call = joiner.reply(msg.get("tool_call_id") or msg.get("id"), content, is_error)
+            call = joiner.reply(msg.get("tool_call_id") or msg.get("id"), content, bool(msg.get("error")))
             if copy:
                 out.append(
                     {

@@ -35,7 +35,7 @@ def run_record(obj: Any, where_base: str, file: str) -> dict[str, Any]:
     task_id = task_id_text(task_id, where)
     msgs = message_list(obj.get("messages"), where, "messages")
     reward, success = reward_success(obj.get("reward"), obj.get("success"), where)
-    messages, joiner = openai_messages(msgs, where, "messages", copy=True, error_prefix=False)
+    messages, joiner = openai_messages(msgs, where, "messages", copy=True)
     tools = obj.get("tools")
     if tools is not None and not isinstance(tools, (list, dict)):
         raise RunError(where, f'expected "tools" to be a list of tool schemas, got {got(tools)}')

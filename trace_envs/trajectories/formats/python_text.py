@@ -18,15 +18,13 @@ from __future__ import annotations
 import ast
 import json
 import math
-import re
 from typing import Any
+
+from trace_envs.trajectories.tool_errors import exception_in
 
 MAX_CODE_CHARS = 100_000
 """Longer code or results are not parsed (a real tool call is a few hundred characters)."""
 
-_EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_]\w*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure))(?::\s?(?P<message>.*))?$"
-)
 
 
 class NotACall(ValueError):
@@ -112,21 +110,6 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     raise ValueError(type(value).__name__)
-
-
-def exception_in(text: str) -> tuple[str, str] | None:
-    """`(exception type, message)` when a tool result reports an exception, else None."""
-    if text.startswith("Error: "):  # ToolSandbox's own reply to incomplete code
-        return "Error", text[len("Error: "):]
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    if not lines:
-        return None
-    m = _EXCEPTION_LINE.match(lines[-1].strip())
-    if m and (len(lines) == 1 or lines[0].startswith("Traceback")):
-        return m.group("type"), (m.group("message") or "").strip()
-    if lines[0].startswith("Traceback"):
-        return "Exception", lines[-1].strip()
-    return None
 
 
 def read_result(text: str | None) -> tuple[str | None, tuple[str, str] | None]:

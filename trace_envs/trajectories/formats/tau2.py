@@ -9,10 +9,17 @@
 
 Each simulation's assistant `tool_calls[]` are `{id, name, arguments (a dict), requestor}`; tool messages carry `id`,
 `content`, `requestor` and `error`. Calls the simulated user makes (`requestor: "user"`) are kept as the user's.
+
+A simulation is read by the actions it was graded on: `reward_info.action_checks` names them (with their
+`action_id`s). When they are not its `task_id`'s `evaluation_criteria.actions` (a public results file had 111 of 112
+simulations graded on another task's actions), the simulation is read as the task whose actions they are (its id,
+instruction and expected actions), its file's `task_id` kept in `meta["task_id_in_file"]`; when no task of the file has
+them, its expected actions are the graded ones. A bare list carries no tasks: its expected actions are the graded ones.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -45,6 +52,44 @@ class _Context:
     agent_model: Any = None
     user_model: Any = None
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    by_action: dict[str, set[str]] = field(default_factory=dict)
+    """Action key (its `action_id`, else name and arguments) -> the ids of the tasks whose expected actions hold it."""
+
+    def task_of(self, graded: list[str]) -> str | None:
+        """The one task whose expected actions are the `graded` action keys (all of them, the same set first)."""
+        ids = set.intersection(*(self.by_action.get(k, set()) for k in graded)) if graded else set()
+        exact = {t for t in ids if set(_task_keys(self.tasks[t])) == set(graded)}
+        found = exact or ids
+        return next(iter(found)) if len(found) == 1 else None
+
+
+def _action_key(action: Any) -> str | None:
+    """How an action is matched between a task and a simulation's checks: its `action_id`, else its name and
+    arguments."""
+    if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+        return None
+    if isinstance(action.get("action_id"), str) and action["action_id"]:
+        return action["action_id"]
+    return json.dumps([action["name"], action.get("arguments")], sort_keys=True, default=str)
+
+
+def _task_actions(task: dict[str, Any]) -> Any:
+    """A task's `evaluation_criteria.actions` as the file has them (None when it has none)."""
+    crit = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), dict) else {}
+    return crit.get("actions")
+
+
+def _task_keys(task: dict[str, Any]) -> list[str]:
+    actions = _task_actions(task)
+    return [k for k in map(_action_key, actions) if k is not None] if isinstance(actions, list) else []
+
+
+def _graded(reward_info: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The actions a simulation was graded on (`reward_info.action_checks[].action`)."""
+    checks = (reward_info or {}).get("action_checks")
+    if not isinstance(checks, list):
+        return []
+    return [c["action"] for c in checks if isinstance(c, dict) and _action_key(c.get("action")) is not None]
 
 
 def _instruction(task: dict[str, Any]) -> str | None:
@@ -83,6 +128,8 @@ def _context(data: dict[str, Any]) -> _Context:
     for t in tasks:
         if isinstance(t, dict) and t.get("id") is not None:
             ctx.tasks[str(t["id"])] = t
+            for key in _task_keys(t):
+                ctx.by_action.setdefault(key, set()).add(str(t["id"]))
     return ctx
 
 
@@ -98,10 +145,20 @@ def simulation_record(sim: Any, idx: int, file: str, ctx: _Context) -> tuple[str
         raise RunError(where, f'expected "reward_info" to be an object, got {got(reward_info)}')
     reward_val = (reward_info or {}).get("reward")
     reward, success = reward_success(reward_val if reward_info is not None else 0.0, None, where, "reward_info.reward")
-    messages, joiner = openai_messages(msgs, where, "messages", copy=True, error_prefix=False)
-    task = ctx.tasks.get(str(task_id), {})
-    crit = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), dict) else {}
+    messages, joiner = openai_messages(msgs, where, "messages", copy=True)
     meta: dict[str, Any] = {"domain": ctx.domain} if ctx.domain else {}
+    graded = _graded(reward_info)
+    keys = [k for k in map(_action_key, graded) if k is not None]
+    task = ctx.tasks.get(task_id, {})
+    actions: Any = _task_actions(task) if task else None
+    if keys and (not ctx.tasks or not set(keys) <= set(_task_keys(task))):
+        actions = graded  # the actions it was graded on win over a task id that names others
+        if ctx.tasks:
+            meta["task_id_in_file"] = task_id
+            meta["graded_actions"] = keys[:3]
+            read_as = ctx.task_of(keys)
+            if read_as is not None:
+                task_id, task = read_as, ctx.tasks[read_as]
     if ctx.agent_model:
         meta["agent_model"] = ctx.agent_model
     if ctx.user_model:
@@ -123,7 +180,8 @@ def simulation_record(sim: Any, idx: int, file: str, ctx: _Context) -> tuple[str
         "reward": reward,
         "success": success,
         "policy": ctx.policy or first_system(messages),
-        "ground_truth": ground_truth(crit.get("actions"), where, "evaluation_criteria.actions"),
+        "ground_truth": ground_truth(actions, where, "evaluation_criteria.actions" if actions is not graded
+                                     else "reward_info.action_checks"),
         "tools": ctx.tools,
         "instruction": _instruction(task),
         "meta": meta,

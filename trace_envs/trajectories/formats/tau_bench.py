@@ -51,7 +51,7 @@ def run_record(item: Any, idx: int, file: str) -> tuple[str, dict[str, Any]]:
     task = info.get("task") or {}
     if not isinstance(task, dict):
         raise RunError(where, f'expected "info.task" to be an object, got {got(task)}')
-    messages, joiner = openai_messages(traj, where, "traj", copy=False, error_prefix=True)
+    messages, joiner = openai_messages(traj, where, "traj", copy=False)
     meta: dict[str, Any] = {}
     if task.get("user_id") is not None:
         meta["user_id"] = task["user_id"]

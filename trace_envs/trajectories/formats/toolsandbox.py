@@ -39,9 +39,11 @@ from trace_envs.trajectories.formats.common import (
     is_number,
     openai_messages,
     reward_success,
+    set_error,
 )
 from trace_envs.trajectories.formats.python_text import NotACall, parse_tool_call, read_result
 from trace_envs.trajectories.formats.registry import NoRunsHere, SourceFormat, register_format
+from trace_envs.trajectories.tool_errors import FLAGGED, tool_error
 
 LOG = logging.getLogger("trace_envs.trajectories")
 SOURCE = "toolsandbox"
@@ -234,7 +236,7 @@ def _scenario_record(
         raise RunError(where, f"expected {rel}/{CONVERSATION} or {rel}/{CONTEXT}, found neither")
     if not raw:
         raise RunError(where, f"expected {key} to hold at least one message, got none")
-    messages, joiner = openai_messages(raw, key, "messages", copy=True, error_prefix=False)
+    messages, joiner = openai_messages(raw, key, "messages", copy=True)
 
     exceptions = _exceptions_by_call(rows)
     tool_exceptions = []
@@ -244,8 +246,9 @@ def _scenario_record(
         if logged is not None and exc is None:
             exc = read_result(logged)[1] or ("Exception", logged)
         call["result"] = result
+        # decided again on the reply read into JSON (a repr `{'error': ...}` is an envelope only once read)
+        set_error(call, tool_error(result, flagged=exc is not None or call["error_reason"] == FLAGGED))
         if exc is not None:
-            call["error"] = True
             tool_exceptions.append({"call_id": call["id"], "tool": call["name"], "type": exc[0], "message": exc[1]})
 
     base, variant = task_variant(name)

@@ -1,4 +1,4 @@
-"""Where a value is stated in free text: the one place values are matched in messages.
+"""Where a value is stated in free text: the one place values are matched in messages (numbers, dates, ids, names).
 
 A value is found in its natural forms, case-insensitively and as whole words:
 
@@ -67,24 +67,6 @@ def mention_spans(value: Any, text: str) -> list[Span]:
     if date is not None:
         spans += [m.span() for m in _date_pattern(date).finditer(text)]
     return spans
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_LIST_MARKER = re.compile(r"\s*(\d+|[a-z])[.)]\s*")
-
-
-def sentences(text: str) -> list[str]:
-    """`text` cut into sentences: after ".", "!" or "?" and a space, and at every line break (bulleted summaries); a
-    list item's marker ("1.") stays with its item."""
-    out: list[str] = []
-    for piece in _SENTENCE_END.split(text):
-        if not piece.strip():
-            continue
-        if out and _LIST_MARKER.fullmatch(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return out
 
 
 def as_number(value: Any) -> float | None:

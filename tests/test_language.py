@@ -1,0 +1,142 @@
+"""The one reading of language (trace_envs/language): the views of its one vocabulary, its one sentence cut, and the
+scripted user and the reward reading a confirmation the same way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trace_envs.checks.asking import asks
+from trace_envs.language.confirmations import DEFAULT_ASK, asks_confirmation, confirmation_wording
+from trace_envs.language.plain import normalize
+from trace_envs.language.sentences import plain_sentences, sentences
+from trace_envs.language.words import (
+    LIGHT_VERBS,
+    RECORD_NOUNS,
+    VERB_SYNONYMS,
+    action_words,
+    is_handoff_tool,
+    request_words,
+    tool_verb,
+    verb_synonyms,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_TOOLS = sorted({t["name"] for p in (ROOT / "generated").glob("*/spec.json")
+                          for t in json.loads(p.read_text())["tools"]})
+# Real targets' names (tau-bench, tau2 airline / retail / telecom, ToolSandbox, the planted domains) and each verb of
+# the table on a two- and a three-word name.
+TOOLS = sorted({
+    *COMMITTED_TOOLS, "book_reservation", "send_certificate", "modify_pending_order_items", "exchange_delivered_order_items",
+    "modify_user_address", "update_reservation_passengers", "refuel_data", "resume_line", "suspend_line", "pay_fine",
+    "set_cellular_service_status", "escalate_to_specialist", "updateReservationBaggages",
+    *(f"{verb}_{rest}" for verb in VERB_SYNONYMS for rest in ("items", "reservation_flights", "account")),
+})
+
+
+def test_the_committed_envs_give_tool_names_to_read() -> None:
+    assert len(COMMITTED_TOOLS) >= 15 and "update_reservation_baggages" in COMMITTED_TOOLS
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_the_user_hears_its_request_named_by_every_word_the_reward_reads(tool: str) -> None:
+    """A confirmation question the reward counts as naming the write also names the user's request for it."""
+    assert set(action_words(tool)) <= set(request_words(tool))
+    # and the words a labeler finds a user asking with are action words (a light verb's thing names it instead)
+    assert set(verb_synonyms(tool)) <= set(action_words(tool)) or tool_verb(tool) in LIGHT_VERBS
+
+
+def test_each_reach_of_a_verb_is_read_by_its_readers_only() -> None:
+    for verb, syn in VERB_SYNONYMS.items():
+        assert not (set(syn.words) & set(syn.in_questions)) and not (set(syn.words) & set(syn.to_the_user)), verb
+        assert syn.words[0] == verb, verb
+    tool = "update_reservation_baggages"
+    # "add" names the action in a question, but a labeler looking in user text would find it in "address"
+    assert "add" not in verb_synonyms(tool) and "add" in action_words(tool)
+    # "edit" is the user's alone: the checks reading it would change what is mined
+    assert "edit" not in action_words(tool) and "edit" in request_words(tool)
+    assert verb_synonyms("cancel_reservation") == ("cancel",) and verb_synonyms("frobnicate_widget") == ("frobnicate",)
+    assert verb_synonyms("updateReservationBaggages") == verb_synonyms("update_reservation_baggages")
+
+
+def test_a_word_that_only_names_the_record_names_no_action() -> None:
+    assert action_words("cancel_reservation") == ["cancel"] and request_words("cancel_reservation") == ("cancel",)
+    assert "order" not in request_words("cancel_pending_order") and {"order", "details", "id"} <= RECORD_NOUNS
+    assert not {"details", "detail"} & set(action_words("update_user_details") + list(request_words("update_user_details")))
+    assert action_words("make_payment") == ["payment", "payments", "pay", "charge"]  # "make" names nothing
+
+
+def test_hand_off_tools_by_their_names() -> None:
+    assert all(is_handoff_tool(t) for t in ("transfer_to_human_agents", "escalate_to_specialist", "handOffCall"))
+    assert not any(is_handoff_tool(t) for t in ("get_user_details", "cancel_reservation", "make_payment"))
+
+
+def test_one_cut_two_views() -> None:
+    text = "Please confirm that you\u2019d like to:\n1. Cancel QZ7Y2K\n- Keep the **refund** on your card. Shall I?"
+    assert sentences(text) == ["Please confirm that you\u2019d like to:", "1. Cancel QZ7Y2K", "- Keep the **refund** on your card.",
+                               "Shall I?"]
+    assert plain_sentences(text) == ["please confirm that you'd like to:", "cancel qz7y2k", "keep the refund on your card.",
+                                     "shall i?"]
+    assert sentences("Pick one:\na. the aisle seat\nb. the window") == ["Pick one:", "a. the aisle seat", "b. the window"]
+    assert plain_sentences("Pick one:\na. the aisle seat\nb) the window") == ["pick one:", "the aisle seat", "the window"]
+
+
+@pytest.mark.parametrize("phrase", ["Shall I go on", "Is that correct", "Should I", "Do you want me to", "OK to",
+                                    "Are you sure", "would you like me to", "Please confirm", "proceed"])
+def test_the_default_ask_words_are_confirmation_wording_to_the_user(phrase: str) -> None:
+    import re
+
+    assert re.search(DEFAULT_ASK, phrase) and confirmation_wording(normalize(phrase))
+    assert asks_confirmation(normalize(phrase + "?"))
+
+
+def test_a_statement_of_what_the_agent_will_do_asks_no_confirmation() -> None:
+    assert not asks_confirmation(normalize("I will proceed with the cancellation now."))
+    assert asks_confirmation(normalize("Please confirm the cancellation of QZ7Y2K."))
+
+
+def test_the_reward_reads_a_confirmation_question_with_the_checks_compiled_pattern() -> None:
+    question = "I'm about to cancel reservation QZ7Y2K. Is that right? Reply yes to proceed."
+    assert asks(question, DEFAULT_ASK, action_words("cancel_reservation"), ["QZ7Y2K"])
+    assert not asks(question, DEFAULT_ASK, action_words("update_reservation_baggages"), ["QZ7Y2K"])
+    assert not asks(question, DEFAULT_ASK, action_words("cancel_reservation"), ["ABC123"])
+
+
+# ---- the scripted user and the reward on real confirmation questions ------------------------------------------------
+
+LABELED = ROOT / "tests" / "data" / "labeled_turns.jsonl"
+
+
+def _confirmation_rows() -> list[tuple[str, str, str, str]]:
+    """(text, write tool, id argument, its value) for each hand-labelled confirmation turn that states the id of the
+    record its write acts on."""
+    rows = []
+    for line in LABELED.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line) if line.strip() else None
+        if not row or row["labeler"] != "confirmation":
+            continue
+        args = row["context"]["arguments"]
+        key = next((k for k, v in args.items() if k.endswith("_id") and isinstance(v, str) and v in row["text"]), None)
+        if key:
+            rows.append((row["text"], row["context"]["write"], key, args[key]))
+    return rows
+
+
+def test_the_user_says_yes_exactly_to_what_the_reward_counts_as_asking_to_confirm() -> None:
+    """On real agents' turns, the scripted user holding the request (the write on that id) says yes exactly when the
+    reward's Confirmation clause counts the turn as a question naming the write and the id: what the user reads and
+    what the reward pays for do not part."""
+    from trace_envs.runtime.scenario import UserRequest
+    from trace_envs.runtime.user import YES_REPLY, ScriptedUser
+
+    rows = _confirmation_rows()
+    assert len(rows) >= 15
+    asked = parted = 0
+    for text, tool, key, target in rows:
+        reward = asks(text, DEFAULT_ASK, action_words(tool), [target])
+        reply, _ = ScriptedUser(requests=[UserRequest.write(tool, key, target)]).reply(text)
+        asked += reward
+        parted += reward != (reply == YES_REPLY)
+    assert asked >= 15 and parted == 0

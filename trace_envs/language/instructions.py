@@ -1,0 +1,84 @@
+"""What counts as the agent telling the user to do something on the user's side (telecom-style troubleshooting).
+
+Two readings, one for each question asked of a message:
+
+- `instructs`: is this turn an instruction at all? One sentence tells the user to act ("turn off airplane mode",
+  "please check the status bar", "could you restart the phone") on something of the device (phone, settings, SIM,
+  app, Wi-Fi, mobile data, ...);
+- `names_action`: does it tell the user to do this action? One sentence names one of the action's verbs and one of
+  its objects, as asked for: in its base or -ing form ("please turn off", "try turning off"), not right after a
+  negation ("don't turn on ..."), nor as a state ("check if Airplane Mode is enabled"), unless the sentence asks to
+  make it so ("make sure mobile data is enabled"). What the scripted user acts on, and what a labeler looks for in a
+  real agent's messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trace_envs.language.patterns import phrases_regex, verb_phrases_regex
+from trace_envs.language.plain import MAX_READ, normalize
+from trace_envs.language.sentences import SENTENCE_END
+
+_DEVICE = re.compile(
+    r"\b(phone|device|settings|status bar|apn|sim|app|screen|vpn|data saver|wi-?fi|airplane|mobile data|network|"
+    r"signal|permissions?|internet|mms|picture message|payment requests?|pin|speed test)\b"
+)
+_DO_VERB = (
+    r"(turn|toggle|switch|restart|reboot|reseat|power|remove|insert|reinsert|enable|disable|grant|enter|open|go to|"
+    r"tap|select|set|make sure|try|check|look|follow|accept|pay|unlock|reset|swipe|browse|run|perform)"
+)
+_INSTRUCT = re.compile(
+    rf"(^|, |; |: )(now,? |next,? |first,? |then,? |great[,!]? |yes,? |so,? |also,? )?(please |kindly )?"
+    rf"(go ahead and |try to |also )?{_DO_VERB}\b|\b(please|kindly|go ahead and|you can go ahead and|you'll need to|"
+    rf"you need to|need you to) {_DO_VERB}\b|\b(could|can) you (please )?{_DO_VERB}\b"
+)
+
+# "don't turn off ...", "no need to restart ...": the sentence names the action without asking for it.
+_NEGATION = re.compile(r"\b(don't|do not|dont|no need to|never|not|without|stop)\b")
+# "is enabled", "is now turned off": the verb describes a state ("check if Airplane Mode is enabled"), asks for
+# nothing, unless the sentence asks to make it so ("make sure mobile data is enabled").
+_STATE = frozenset({"is", "are", "was", "were", "be", "been", "being", "it's", "that's", "stays", "remains"})
+_ENSURE = re.compile(r"\b(make sure|ensure|be sure)\b")
+
+
+def instructs(sentences: list[str]) -> bool:
+    """Whether one of the (`plain`) sentences tells the user to act on something of its device."""
+    return any(_INSTRUCT.search(s) and _DEVICE.search(s) for s in sentences)
+
+
+def action_regexes(verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The regexes `names` takes for a user-side action with these verbs and objects."""
+    return verb_phrases_regex(tuple(verbs)), phrases_regex(list(objects))
+
+
+def names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
+    """Whether `normalize`d `text` names the object and the verb as asked for: in its base or -ing form ("please
+    turn off", "try turning off"), not just after a negation, nor as a state."""
+    if not object_re.search(text):
+        return False
+
+    def asks(m: re.Match[str]) -> bool:
+        head = m.group(0).split()[0]
+        if head.endswith("ed") or (head.endswith("s") and not head.endswith("ss")):
+            return False  # "Airplane Mode disables ...", "once you've turned it off": it tells, not asks
+        before = text[: m.start()].split()
+        # a negation among the two words before the verb ("please don't turn on ...") takes it back
+        state = bool(_STATE & set(before[-2:])) and not _ENSURE.search(text[: m.start()])
+        return not _NEGATION.search(" ".join(before[-2:])) and not state
+
+    return any(asks(m) for m in verb_re.finditer(text))
+
+
+def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
+    """Whether some sentence of `text` tells someone to do the action named by one of `verbs` and one of `objects`
+    (what the scripted user acts on, and what a labeler looks for in a real agent's messages)."""
+    if not verbs or not objects:
+        return False
+    verb_re, object_re = action_regexes(tuple(verbs), tuple(objects))
+    return any(names(s, verb_re, object_re) for s in action_sentences(text))
+
+
+def action_sentences(text: str) -> list[str]:
+    """The pieces of `text` (its first `MAX_READ` characters) that `names` reads: each sentence, `normalize`d."""
+    return [normalize(s) for s in SENTENCE_END.split(text[:MAX_READ])]
