@@ -3,8 +3,8 @@
 Where a source carries expected actions, each family labels a run by the departures of its own kind, so that a
 candidate's Cov and Delta count the failures it teaches, not every failure of the run:
 
-- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made (NA when it
-  was tried and failed: an error not recovered from);
+- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made (NA when an
+  expected write was tried and failed: an error not recovered from);
 - `unwarranted`: refusal. LACKING when the run made a `tool` write the expected actions do not make;
 - `arg_kind`: an argument departure of `kinds` on `tool` (`arg`, or any argument when None): another listed option,
   a wrong number, an invented value;
@@ -42,8 +42,9 @@ def missing(view: RunView, tool: str | None) -> Label | None:
     if not _expects(view, tool) or _n_expected(view) < 2:
         return "NA"
     missing = a.of("missing_write", tool)
-    if missing and all(d.instead == "call_failed" for d in missing):
-        return "NA"  # the write was tried and failed: recovering from the error is another family's capability
+    if any(d.instead == "call_failed" for d in a.of("missing_write")):
+        return "NA"  # a write was tried and failed: what went missing after it is recovering from the error, not a
+        # request dropped (another family's capability)
     return "LACKING" if missing else "PRESENT"
 
 
