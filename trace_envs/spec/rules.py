@@ -21,6 +21,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from trace_envs.spec.tool_names import TOOL_NAME_PATTERN
 from trace_envs.trajectories.invariants import date_key, is_date, values_at
 
 Decision = Literal["allowed", "blocked", "handoff"]
@@ -97,7 +98,7 @@ class WriteRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tool: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
     requires: list[Condition] = Field(default_factory=list)
     allows: list[Condition] = Field(default_factory=list)
     handoff: list[Condition] = Field(default_factory=list)

@@ -153,7 +153,8 @@ class ConditionalEnv(RecordEnv):
         chosen, skipped = (write, alt) if first else (alt, write)
         args = {t: branch_args(kit, t, record) for t in (write, alt)}
         where = (f"my {path_words(spec.roles['fact_key'])}" if fact_tool else f"my {kit.noun} {target}")
-        opening = (f"{kit.greeting()} {condition_phrase(field, spec.params['values'], where).capitalize()}, I'd like "
+        condition = condition_phrase(field, spec.params["values"], where)
+        opening = (f"{kit.greeting()} {condition[:1].upper() + condition[1:]}, I'd like "
                    f"to {_branch(kit, write, target, args[write])}; otherwise, I'd like to "
                    f"{_branch(kit, alt, target, args[alt])}.")
         if fact_tool:
