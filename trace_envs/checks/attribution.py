@@ -54,6 +54,11 @@ KIND_TEXT = {
 }
 Instead = Literal["other_write", "transferred", "refused", "call_failed", "stopped"]
 MAX_EVIDENCE = 300
+# `Run.meta["expected"]` of a run whose source carries no expected actions (see `trace_envs.mining.expected`): taken
+# from its own task's passed runs (only the arguments they agree on are expected), or borrowed, by tool name only,
+# from a similar task's.
+INFERRED = "inferred"
+BORROWED = "inferred from a similar task"
 FREE_TEXT_ARGS = PROSE_ARGS
 
 
@@ -232,9 +237,12 @@ def _instead(run: Run, tool: str, unmatched: list[ToolCall], seen_calls: list[To
 
 def attribute(run: Run, kinds: Mapping[str, str]) -> Attribution | None:
     """The run's departures from its expected actions; None when the source carries none for it. `kinds`: the
-    profile's (`DomainProfile.kinds`): a plain mapping of kinds knows of no hand-off to a person."""
+    profile's (`DomainProfile.kinds`): a plain mapping of kinds knows of no hand-off to a person. Expected actions
+    inferred from passed runs (`Run.meta["expected"]`, see `trace_envs.mining.expected`) name only the arguments the
+    passed runs agreed on: the others are free."""
     if run.ground_truth is None:
         return None
+    partial = run.meta.get("expected") in (INFERRED, BORROWED)
     seen = _Seen(run)
     position = {id(c): i for i, c in enumerate(run.tool_calls)}
     expected = [g for g in run.ground_truth if g.requestor == "agent" and state_changing(g.name, g.arguments, kinds)]
@@ -246,7 +254,7 @@ def attribute(run: Run, kinds: Mapping[str, str]) -> Attribution | None:
     exact: list[tuple[int, int]] = []  # (expected index, position among the made calls)
     rest: list[tuple[int, GroundTruthAction]] = []
     for gi, g in enumerate(expected):
-        hit = next((c for c in open_calls if c.name == g.name and _args_equal(g.arguments, c.arguments)), None)
+        hit = next((c for c in open_calls if c.name == g.name and _args_equal(g.arguments, c.arguments, partial)), None)
         if hit is None:
             rest.append((gi, g))
         else:
@@ -260,7 +268,7 @@ def attribute(run: Run, kinds: Mapping[str, str]) -> Attribution | None:
             continue
         c = max(same, key=lambda x: _agreement(g, x))
         open_calls.remove(c)
-        args = sorted(set(g.arguments) | set(c.arguments))
+        args = sorted(set(g.arguments) if partial else set(g.arguments) | set(c.arguments))
         for arg in args:
             if arg in FREE_TEXT_ARGS or _canon(g.arguments.get(arg)) == _canon(c.arguments.get(arg)):
                 continue
@@ -292,8 +300,8 @@ def attribute(run: Run, kinds: Mapping[str, str]) -> Attribution | None:
     return Attribution(run_id=run.run_id, task_id=run.task_id, success=run.success, departures=out, matched=matched)
 
 
-def _args_equal(want: dict[str, Any], got: dict[str, Any]) -> bool:
-    keys = (set(want) | set(got)) - FREE_TEXT_ARGS
+def _args_equal(want: dict[str, Any], got: dict[str, Any], partial: bool = False) -> bool:
+    keys = (set(want) if partial else set(want) | set(got)) - FREE_TEXT_ARGS
     return all(_canon(want.get(k)) == _canon(got.get(k)) for k in keys)
 
 

@@ -3,7 +3,7 @@ called successfully."""
 
 from __future__ import annotations
 
-from trace_envs.checks.attribution import Attribution, attribute
+from trace_envs.checks.attribution import BORROWED, Attribution, attribute
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.trajectories.models import Run
 
@@ -32,7 +32,16 @@ class RunView:
 
     @property
     def attribution(self) -> Attribution | None:
-        """The run's departures from its expected actions (computed once); None without ground truth."""
+        """The run's departures from its expected actions (computed once); None without ground truth, and None when
+        the expected actions were borrowed from a similar task (`borrowed_attribution` has them): another task's
+        calls say which writes such a task makes, not whether this record allowed them."""
+        if self.run.meta.get("expected") == BORROWED:
+            return None
+        return self.borrowed_attribution
+
+    @property
+    def borrowed_attribution(self) -> Attribution | None:
+        """The departures from the run's expected actions, wherever they came from."""
         if self._attribution is False:
             self._attribution = attribute(self.run, self.kinds)
         return self._attribution  # type: ignore[return-value]

@@ -64,6 +64,9 @@ def mine(
                                        "tau2-bench's airline and retail tasks: each candidate is still built from "
                                        "one domain's tools and labels only that domain's runs; Cov and Delta count "
                                        "all failed runs. Offline proposer only; writes into OUT/.")] = False,
+    no_publish_check: Annotated[bool, typer.Option(
+        "--no-publish-check", help="Keep by the statistics alone: skip validating each kept capability's env as "
+        "`generate` will (faster; a kept capability may then be one `generate` refuses).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Mine the capabilities an agent lacks."""
@@ -80,7 +83,8 @@ def mine(
     if pool and llm:
         raise fail("--pool mines with the offline proposer only: drop --llm, or mine each domain on its own")
     given = dict(rho=rho, delta=delta, k=k, n=n, seed=seed, max_candidates=max_candidates, dup_agreement=dup_agreement,
-                 concurrency=concurrency, max_pairs=max_pairs, llm_label_runs=llm_label_runs)
+                 concurrency=concurrency, max_pairs=max_pairs, llm_label_runs=llm_label_runs,
+                 check_publish=False if no_publish_check else None)
     try:
         opts = MineOptions(**{name: value for name, value in given.items() if value is not None})
     except ValidationError as exc:

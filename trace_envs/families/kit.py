@@ -11,7 +11,7 @@ import numpy as np
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall, Order
 from trace_envs.runtime.phrases import key_noun, path_words, user_phrase
-from trace_envs.runtime.records import get_path
+from trace_envs.runtime.records import get_path, like_id
 from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import (
     Gate,
@@ -39,13 +39,22 @@ class Kit:
         self.key_label = self.key.replace("_", " ")
         self.facts: dict[str, str] = dict(spec.rules.user_facts)
         self.aliases: dict[str, list[str]] = {}
-        self.user_id = self.source.owner if self.source.owner_field and spec.rules.identify_user else None
+        identity = spec.rules.identify_user
+        # the user's id is the key of the records themselves (an account): the user names the record, no more
+        self.user_id = self.source.owner if self.source.owner_field and identity and identity != self.key else None
+        if self.user_id is None and identity and identity != self.key and spec.rules.user_example:
+            # the records hold no owner (a bill has no account id), yet users of this domain say who they are
+            self.user_id = like_id(spec.rules.user_example, rng)
         if self.user_id:
-            self.facts[(self.source.owner_field or "user_id").replace("_", " ")] = self.user_id
+            self.facts[self.identity_label] = self.user_id
+
+    @property
+    def identity_label(self) -> str:
+        return (self.source.owner_field or self.spec.rules.identify_user or "user_id").replace("_", " ")
 
     # ---- the user ---------------------------------------------------------------------------------------------------
     def greeting(self) -> str:
-        who = f" My {(self.source.owner_field or 'user_id').replace('_', ' ')} is {self.user_id}." if self.user_id else ""
+        who = f" My {self.identity_label} is {self.user_id}." if self.user_id else ""
         return "Hi!" + who
 
     def knows(self, target: str) -> None:
@@ -90,7 +99,12 @@ class Kit:
 
     # ---- a correct agent --------------------------------------------------------------------------------------------
     def read_call(self, target: str) -> str:
+        assert self.read, "a scenario without a read role makes no read call"
         return call(self.read, **{self.key: target})
+
+    def read_calls(self, target: str) -> list[str]:
+        """The read of the target record, or none when the spec has no read role."""
+        return [self.read_call(target)] if self.read else []
 
     def fact_questions(self, tool: str) -> list[str]:
         """The facts the policy says to obtain from the user before `tool` (e.g. the reason for a cancellation)."""

@@ -102,6 +102,12 @@ def _param_name(arg: str) -> str:
     return f"{arg}_" if keyword.iskeyword(arg) or arg == "self" else arg
 
 
+def method_name(tool: str) -> str:
+    """The Python name a tool goes by on the bridge: `holds.cancel` and `order-cancel` are no identifiers, so their
+    dots and dashes become underscores (the call still reaches the tool by its own name)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", tool)
+
+
 def _make_tool_method(tool: Any) -> Callable[..., str]:
     name = tool.name
     props: dict[str, Any] = dict(tool.properties)
@@ -130,8 +136,8 @@ def _make_tool_method(tool: Any) -> Callable[..., str]:
         annotations[pname] = ann
         docs[pname] = schema.get("description") or f"The {arg} argument."
     annotations["return"] = str
-    method.__name__ = name
-    method.__qualname__ = name
+    method.__name__ = method_name(name)
+    method.__qualname__ = method_name(name)
     method.__doc__ = tool_docstring(
         tool.description or f"Call the {name} tool.", docs, "The tool's result as JSON text, or a JSON error object."
     )
@@ -242,12 +248,13 @@ def bridge_class(
     env.close()
     namespace: dict[str, Any] = {"env_id": env_id, "env_kwargs": dict(env_kwargs or {}), "__module__": __name__}
     for tool in tool_specs:
-        if tool.name in RESERVED or tool.name.startswith("_") or (user_tool and tool.name == USER_TOOL):
+        attr = method_name(tool.name)
+        if attr in RESERVED or attr.startswith("_") or (user_tool and attr == USER_TOOL) or attr in namespace:
             raise ValueError(
                 f"{env_id}: tool name {tool.name!r} collides with the TRL bridge ({', '.join(sorted(RESERVED))}, "
-                f"{USER_TOOL}, or a private name TRL would hide)"
+                f"{USER_TOOL}, a private name TRL would hide, or another tool's method {attr!r})"
             )
-        namespace[tool.name] = _make_tool_method(tool)
+        namespace[attr] = _make_tool_method(tool)
     if user_tool:
         namespace[USER_TOOL] = _send_message_to_user
     if owns_reward:

@@ -66,7 +66,7 @@ def group_runs(runs: Iterable[Run], *, similarity: float = 0.3) -> list[TaskGrou
     for sig, members in by_sig.items():
         clusters: list[tuple[frozenset[str], TaskGroup]] = []
         for g in members:
-            toks = _tokens(g.runs[0].first_user_message())
+            toks = _tokens(g.runs[0].request_text())
             for ctoks, cg in clusters:
                 if _jaccard(toks, ctoks) >= similarity:
                     cg.runs.extend(g.runs)

@@ -3,7 +3,8 @@
 Where a source carries expected actions, each family labels a run by the departures of its own kind, so that a
 candidate's Cov and Delta count the failures it teaches, not every failure of the run:
 
-- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made;
+- `missing`: completion. LACKING when an expected write of `tool` (any write when None) was never made (NA when an
+  expected write was tried and failed: an error not recovered from);
 - `unwarranted`: refusal. LACKING when the run made a `tool` write the expected actions do not make;
 - `arg_kind`: an argument departure of `kinds` on `tool` (`arg`, or any argument when None): another listed option,
   a wrong number, an invented value;
@@ -35,12 +36,16 @@ def _expects(view: RunView, tool: str | None) -> bool:
 def missing(view: RunView, tool: str | None) -> Label | None:
     """NA unless the task asked for several writes (one of them of `tool`): dropping the only write a task needs is
     a refusal, a hand-off or a stop, which other families label; here one of several requests was left undone."""
-    a = view.attribution
+    a = view.borrowed_attribution
     if a is None:
         return None
     if not _expects(view, tool) or _n_expected(view) < 2:
         return "NA"
-    return "LACKING" if a.of("missing_write", tool) else "PRESENT"
+    missing = a.of("missing_write", tool)
+    if any(d.instead == "call_failed" for d in a.of("missing_write")):
+        return "NA"  # a write was tried and failed: what went missing after it is recovering from the error, not a
+        # request dropped (another family's capability)
+    return "LACKING" if missing else "PRESENT"
 
 
 def _n_expected(view: RunView) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from trace_envs.language.patterns import word_pattern
 from trace_envs.language.words import verb_synonyms
-from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate
+from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
 
 def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: Any = None) -> tuple[dict[str, Any], str]:
@@ -26,12 +26,53 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         # What the runs show, checked against the policy: a field whose value a policy sentence names together with
         # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
         # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
-        found = [*gate_candidates(index, read, write, key), *filter(None, [judged_gate(index, read, write, key)])]
+        found = [*gate_candidates(index, read, write, key),
+                 *filter(None, [judged_gate(index, read, write, key), outcome_gate(index, read, write)])]
         backed = [(policy_support(policy, g, write), -i, g) for i, g in enumerate(found)]
         gate = max(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], default=(0, 0, None))[2]
         if gate is None:
             return {}, ""
+        gate = as_the_policy_says(gate, policy, write)
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
+
+
+_NEGATION = re.compile(r"\b(cannot|can't|can not|not|no|never|only if|only when|unless|forbidden|prohibited)\b")
+
+
+def as_the_policy_says(gate: dict[str, Any], policy: str, write: str) -> dict[str, Any]:
+    """A gate learned from runs, held to the policy text: where a policy sentence forbids some of its blocked values
+    for the write ("Basic economy flights cannot be modified"), the blocked values no such sentence names move to the
+    allowed side (a gate learned from a handful of runs that also blocked economy would punish an agent following the
+    policy to the letter). Values are matched longest first, so "economy" inside "basic economy" is not named."""
+    named = forbidden_values(policy, gate["blocked"], gate["allowed"], write)
+    if not named or len(named) == len(gate["blocked"]):
+        return gate
+    moved = [v for v in gate["blocked"] if v not in named]
+    return {**gate, "allowed": sorted([*gate["allowed"], *moved], key=str), "blocked": named}
+
+
+def forbidden_values(policy: str, blocked: list[Any], allowed: list[Any], write: str) -> list[Any]:
+    """The values of `blocked` that a policy sentence names together with the write's action and a negation or a
+    condition ("cannot be modified", "can be cancelled only if")."""
+    action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
+    phrases = sorted({str(v): str(v).lower().replace("_", " ") for v in [*blocked, *allowed]}.items(),
+                     key=lambda kv: -len(kv[1]))
+    out: list[Any] = []
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
+        if not action.search(sentence) or not _NEGATION.search(sentence):
+            continue
+        taken: list[tuple[int, int]] = []
+        for raw, phrase in phrases:
+            if len(phrase) < 3 or phrase in GENERIC_VALUES:
+                continue
+            for m in re.finditer(rf"\b{re.escape(phrase)}\b", sentence):
+                if any(a <= m.start() < b for a, b in taken):
+                    continue
+                taken.append(m.span())
+                value = next(v for v in blocked if str(v) == raw) if raw in map(str, blocked) else None
+                if value is not None and value not in out:
+                    out.append(value)
+    return out
 
 
 def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, Any] | None:

@@ -42,3 +42,6 @@ class MineOptions(SelectOptions):
     llm_label_runs: int = Field(default=300, ge=0, description="Runs the LLM labels for a candidate that no check can "
                                                                "label.")
     concurrency: int = Field(default=4, ge=1, description="Parallel LLM requests.")
+    check_publish: bool = Field(default=True, description="Validate each kept capability as `generate` will; one whose "
+                                "env is refused is not kept (the candidate merged into it that publishes takes its "
+                                "place) and the report says why.")

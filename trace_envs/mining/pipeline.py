@@ -23,6 +23,7 @@ import numpy as np
 
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
 from trace_envs.mining.diagnosis import Diagnosis, DiagnosisCollector, cover, restates_outcome
+from trace_envs.mining.expected import INFERRED, SIMILAR, ExpectedFromPassed
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.trajectories.results import ResultIndex
@@ -179,6 +180,10 @@ def mine(
         if len(domains) > 1:
             raise MixedDomainsError(domains, hint=MIXED_HINT)
         profile = _profile(head, overrides)
+    kinds = profile.kinds if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
+    head, rest, note = _with_expected(head, rest, kinds)
+    if note:
+        warnings.append(note)
     groups = group_runs(head)
     summary = contrast_summary(groups)
     skipped: list[str] = []
@@ -204,7 +209,6 @@ def mine(
         candidates = candidates[: o.max_candidates]
     if not candidates:
         raise ContrastError("no candidate capabilities: the runs show no write, read or handoff tools to build on")
-    kinds = profile.kinds if hasattr(profile, "kinds") else {n: t.kind for n, t in profile.tools.items()}
     collector = DiagnosisCollector()
     matrix = label_runs(itertools.chain(head, rest), candidates, kinds, progress=progress, on_view=collector,
                         attributions=attributions)
@@ -226,6 +230,22 @@ def mine(
                    usage=usage, warnings=warnings, failures=failures)
 
 
+def _with_expected(head: list[Run], rest: Iterable[Run], kinds: dict[str, str]
+                   ) -> tuple[list[Run], Iterable[Run], str | None]:
+    """`head` and `rest` with expected actions inferred from the passed runs where the source carries none (see
+    `trace_envs.mining.expected`), and a line saying how many runs got them."""
+    expected = ExpectedFromPassed(head, kinds)
+    if not expected.active:
+        return head, rest, None
+    head = [expected.fill(r) for r in head]
+    without = sum(1 for r in head if r.meta.get("expected") is None and r.ground_truth is None)
+    inferred = sum(1 for r in head if r.meta.get("expected") == INFERRED)
+    similar = sum(1 for r in head if r.meta.get("expected") == SIMILAR)
+    note = (f"expected actions inferred from passed runs: {inferred} runs from their own task's passed runs, "
+            f"{similar} from a similar task's, {without} without (their task and no similar one passed)")
+    return head, expected.fill_all(rest), note
+
+
 def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, diagnosis: Diagnosis, **rest: Any
             ) -> MineResult:
     """Selection over a labelled matrix, each candidate's summary row, the kept specs with their evidence, and the
@@ -235,10 +255,10 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         raise ContrastError(problem)
     warnings = rest.pop("warnings")
     names = [c.name for c in candidates]
-    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o)
+    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o,
+                 broad=[c.args.get("tool", "") is None for c in candidates])
     rows = summary_rows(sel, names)
     ids = np.array(matrix.run_ids, dtype=object)
-    caps: list[CapabilitySpec] = []
     for j, (c, row) in enumerate(zip(candidates, rows)):
         col = matrix.labels[:, j]
         lf_ids = [str(x) for x in ids[(col == LACKING) & matrix.failed][: o.examples]]
@@ -250,17 +270,50 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         if restated:
             warnings.append(f"{c.name}: its labels restate the source's success criterion (LACKING on failed runs, "
                             "PRESENT on passed ones, on 95% of the runs it applies to); it names no capability")
-    for j in sel.kept:
+    def spec_of(j: int) -> CapabilitySpec:
         c, row = candidates[j], rows[j]
         ev = Evidence(
             cov=row["cov"], delta=row["delta"], er_minus=row["er_minus"], er_plus=row["er_plus"], passes=row["passes"],
             resamples=o.n, lacking_failed=row["lacking_failed"], present_passed=row["present_passed"],
             source=f"trace-envs mine ({c.origin}; {matrix.n_runs} runs, rho={o.rho}, delta={o.delta}, K={o.k}/N={o.n})",
         )
-        caps.append(c.spec.model_copy(update={"evidence": ev}).with_hash())
+        return c.spec.model_copy(update={"evidence": ev}).with_hash()
+
+    if o.check_publish:
+        warnings += _publishable(sel, rows, names, spec_of)
+    caps = [spec_of(j) for j in sel.kept]
     cover(diagnosis, [candidates[j] for j in sel.kept], matrix.labels, matrix.run_ids, list(sel.kept))
     return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps, options=o,
                       warnings=warnings, diagnosis=diagnosis, **rest)
+
+
+def _publishable(sel: Selection, rows: list[dict[str, Any]], names: list[str],
+                 spec_of: Callable[[int], CapabilitySpec]) -> list[str]:
+    """Keep only capabilities whose env publishes: a kept one `generate` would refuse is dropped (its row says why)
+    and the candidates merged into it are tried in their order, the first that publishes kept in its place. Returns
+    one warning per refusal."""
+    from trace_envs.mining.publishable import publish_problem
+
+    warnings: list[str] = []
+    kept: list[int] = []
+    for j in sel.kept:
+        problem = publish_problem(spec_of(j))
+        if problem is None:
+            kept.append(j)
+            continue
+        why = problem.splitlines()[0]
+        sel.status[j] = rows[j]["status"] = f"kept by Cov and Delta, but its env does not publish: {why}"
+        rows[j]["kept"] = False
+        warnings.append(f"{names[j]}: kept by Cov and Delta, but generate refuses its env ({why}); not kept")
+        merged = [i for i, st in enumerate(sel.status) if st.startswith(f"merged into {names[j]} ")]
+        for i in sorted(merged, key=lambda i: (-rows[i]["delta"], -rows[i]["cov"], names[i])):
+            if publish_problem(spec_of(i)) is None:
+                kept.append(i)
+                sel.status[i], rows[i]["status"], rows[i]["kept"] = "kept", "kept", True
+                warnings.append(f"{names[i]}: kept in place of {names[j]}, which it was merged into")
+                break
+    sel.kept = kept
+    return warnings
 
 
 def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, overrides: Any = None,
@@ -280,6 +333,9 @@ def mine_pooled(runs: list[Run], *, options: MineOptions | None = None, override
     warnings: list[str] = []
     for name, group in groups.items():
         profile = _profile(group, overrides)
+        group, _, note = _with_expected(group, (), profile.kinds)
+        if note:
+            warnings.append(f"{name}: {note}")
         skipped: list[str] = []
         cands = propose_offline(profile, group, min_calls=o.min_calls, skipped=skipped)
         warnings += [f"{name}: not proposed: {line}" for line in skipped]

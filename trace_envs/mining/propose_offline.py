@@ -8,6 +8,7 @@ kinds and result examples, family, roles, params inferred from the runs when the
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any, Iterable
@@ -118,22 +119,71 @@ class _Builder:
                                   detector=found.name))
 
 
-def domain_rules(profile: Any, rules: PolicyRules | None = None) -> PolicyRules:
+def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run] | None = None) -> PolicyRules:
     """The rules mined specs carry: a rules file's (see `trace_envs.spec.rules`), completed from the profile: the
     current time the policy states, confirmation before writes when the policy asks for it, and the owner field when
-    the policy asks for the user's id and the records have one owner per request."""
+    the records have one owner per request and the policy asks for the user's id or the users of `runs` give it
+    (most openings state the owner id of the records their run read: "Hi, I'm ana_silva_1234")."""
     policy = getattr(profile, "policy", "") or ""
     base = rules or PolicyRules()
     owner = next(
         (i.path for invs in getattr(profile, "invariants", {}).values() for i in invs if i.kind == "owner" and i.path),
         None,
     )
-    identify = base.identify_user or (owner if owner and re.search(r"user\s*id|authenticat", policy, re.I) else None)
+    example = base.user_example
+    if owner and re.search(r"user\s*id|authenticat", policy, re.I):
+        identify = base.identify_user or owner
+    else:
+        stated = _stated_owner(runs or [], owner, dict(getattr(profile, "kinds", {})))
+        identify = base.identify_user or (stated[0] if stated else None)
+        example = example or (stated[1] if stated and not owner else None)
     return base.model_copy(update={
         "now": base.now or getattr(profile, "now", None),
         "confirm_writes": base.confirm_writes or policy_requires_confirmation(policy),
         "identify_user": identify,
+        "user_example": example if identify else None,
     })
+
+
+def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> tuple[str, str] | None:
+    """The field of the records the runs read that names who the user is, as most users' openings state it ("Hi,
+    I'm ana_silva_1234", a loan's `member_id`; "Hi, account AC482913"), and one value of it: the owner field when the
+    runs show one, else the top-level field whose value most openings state, across requests for at least two
+    different writes (a bill id is stated only by those who ask about that bill: the record of one request)."""
+    stated: Counter = Counter()
+    present: Counter = Counter()
+    examples: dict[str, str] = {}
+    writes: dict[str, set[str]] = {}
+    for run in runs:
+        fields: dict[str, str] = {}
+        for c in run.agent_calls:
+            if c.result and not c.error:
+                fields.update(_top_fields(c.result))
+        fields = {f: v for f, v in fields.items() if owner is None or f == owner}
+        opening = run.request_text()
+        present.update(list(fields))
+        made = {c.name for c in run.agent_calls if not c.error and kinds.get(c.name) == "write"}
+        for f, v in fields.items():
+            if v in opening:
+                stated[f] += 1
+                examples.setdefault(f, v)
+                writes.setdefault(f, set()).update(made)
+    ranked = [(n, f) for f, n in stated.items() if n >= 2 and n >= 0.5 * present[f] and len(writes[f]) >= 2]
+    if not ranked:
+        return None
+    field = max(ranked)[1]
+    return field, examples[field]
+
+
+def _top_fields(result: str) -> dict[str, str]:
+    """The top-level string fields of a record result that look like an identifier (a digit in them)."""
+    try:
+        data = json.loads(result)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str) and len(v) >= 4 and any(ch.isdigit() for ch in v)}
 
 
 def learned_rules(ctx: ProposalContext, rules: PolicyRules) -> PolicyRules:
@@ -204,8 +254,9 @@ def propose_offline(profile: Any, runs: Iterable[Run], *, min_calls: int = 2, ma
     """Every registered detector's proposals over the profile's tools and the runs' ground truth. Deterministic.
     `rules`: the domain policy's conditions (a rules file), which the specs carry. Proposals that cannot make a sound
     env (no field the policy decides by, ...) are left out; `skipped`, when given, receives one line on each."""
-    full = domain_rules(profile, rules)
-    ctx = proposal_context(profile, list(runs), min_calls, full, attributions)
+    runs = list(runs)
+    full = domain_rules(profile, rules, runs)
+    ctx = proposal_context(profile, runs, min_calls, full, attributions)
     full = learned_rules(ctx, full)
     ctx.rules = full
     b = _Builder(profile, ctx.index, full)

@@ -71,10 +71,11 @@ class RecordSource:
     """Scenario records drawn from the read tool's real records: a fresh id under `key`, the scenario's owner under
     the owner field, everything else as the real record had it."""
 
-    def __init__(self, spec: CapabilitySpec, read: str, key: str, rng: np.random.Generator):
-        tool = spec.tool(read)
-        pool = [r for r in map(_one_record, tool.result_examples) if r is not None]
-        if not pool and _one_record(tool.result_example) is not None:
+    def __init__(self, spec: CapabilitySpec, read: str | None, key: str, rng: np.random.Generator):
+        # Without a read (a booking addressed by the member id the user states), the record is the key alone.
+        tool = spec.tool(read) if read else None
+        pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
+        if tool and not pool and _one_record(tool.result_example) is not None:
             pool = [_one_record(tool.result_example)]
         self.spec, self.key, self.rng = spec, key, rng
         self.pool = pool or [{}]
@@ -87,11 +88,12 @@ class RecordSource:
 
     def fresh_id(self) -> str:
         """An id no record of this scenario has, shaped like the real ones (drawn when needed: resets stay cheap)."""
-        while True:
+        for _ in range(1000):
             rid = unique_ids(self.example, 1, self.rng, self.mask)[0]
             if rid not in self.issued:
                 self.issued.add(rid)
                 return rid
+        raise ScenarioError(f"ids shaped like {self.example!r} run out: the real ones leave too few free positions")
 
     def draw(self, accept: Callable[[dict[str, Any]], bool] | None = None,
              prepare: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any] | None:
@@ -106,7 +108,9 @@ class RecordSource:
                     continue
                 if accept is None or accept(record):
                     record[self.key] = self.fresh_id()
-                    if self.owner_field and self.owner is not None and self.owner_field in record:
+                    # a record that is the user's own (an account keyed by the user's id) is no record the user owns
+                    if self.owner_field and self.owner is not None and self.owner_field in record and \
+                            self.owner_field != self.key:
                         set_path(record, self.owner_field, self.owner)
                     return record
         return None

@@ -13,12 +13,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from trace_envs.checks.clauses import Check
+from trace_envs.spec.tool_names import TOOL_NAME_PATTERN
 from trace_envs.spec.rules import PolicyRules
 from trace_envs.trajectories.invariants import Invariant
 from trace_envs.trajectories.models import ResultStyle
 
 SLUG_PATTERN = r"^[a-z][a-z0-9_]{1,62}$"
-TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 ARG_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 
 ToolKind = Literal["read", "write", "other"]

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
+from trace_envs.spec.tool_names import TOOL_NAME_PATTERN
 from trace_envs.trajectories.invariants import date_key, is_date, values_at
 
 Decision = Literal["allowed", "blocked", "handoff"]
@@ -97,7 +98,7 @@ class WriteRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tool: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
     requires: list[Condition] = Field(default_factory=list)
     allows: list[Condition] = Field(default_factory=list)
     handoff: list[Condition] = Field(default_factory=list)
@@ -124,7 +125,19 @@ class PolicyRules(BaseModel):
         default=None, description="Record field holding the owner; the user gives their id and the agent must match it."
     )
     user_facts: dict[str, str] = Field(default_factory=dict, description="Facts the user holds (label -> value).")
+    user_example: str | None = Field(
+        default=None, description="An id of the kind users give for `identify_user` (`AC482913`), for scenarios whose "
+        "records do not hold it (a bill has no account id): the user still says who they are."
+    )
     writes: list[WriteRule] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _leave_unset_example_out(self, handler: Any) -> dict[str, Any]:
+        # Added later: unset, it is left out, so earlier specs (their files and hashes) stay as they were.
+        data = handler(self)
+        if data.get("user_example") is None:
+            data.pop("user_example", None)
+        return data
 
     def rule(self, tool: str) -> WriteRule | None:
         return next((r for r in self.writes if r.tool == tool), None)

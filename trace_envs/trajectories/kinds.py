@@ -39,6 +39,8 @@ WRITE_VERBS = {
     "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
     "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
     "move", "rename", "archive", "approve", "reject", "reboot", "restart", "open", "close", "schedule", "renew",
+    "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
+    "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
 }  # fmt: skip
 OTHER_NAMES = {"think", "calculate", "calculator", "compute", "reason", "plan", "noop"}
 PERSON_WORDS = {"human", "humans", "person", "representative", "supervisor", "specialist", "operator", "staff"}
@@ -189,6 +191,23 @@ def kind_from_definition(definition: Mapping[str, Any] | None) -> tuple[ToolKind
 # behaviour
 
 
+_DONE_WORD = re.compile(r"\b(?:[a-z]{3,}ed|done|success(?:ful(?:ly)?)?|complete|ok)\b", re.I)
+_SUCCESS_KEYS = ("success", "ok", "done")
+
+
+def _acknowledges(record: Any, raw: str | None) -> bool:
+    """Whether a reply acknowledges a change rather than shows a record: a small object whose values say it was done
+    (`{"status": "credit requested"}`, `{"success": true}`), or a short text that does ("Loan renewed.")."""
+    if isinstance(record, dict):
+        if len(record) > 3:
+            return False
+        if any(record.get(k) is True for k in _SUCCESS_KEYS):
+            return True
+        return any(isinstance(v, str) and _DONE_WORD.search(v) and len(v) < 60 for v in record.values())
+    text = (raw or "").strip()
+    return record is None and 0 < len(text) < 80 and bool(_DONE_WORD.search(text))
+
+
 def _record(raw: str | None) -> Any:
     """A reply parsed when it is a record (a JSON object, or a list holding one), else None."""
     text = (raw or "").strip()
@@ -231,6 +250,7 @@ class Behaviour:
         self.unchanged: Counter[str] = Counter()
         self.replies: Counter[str] = Counter()
         self.records: Counter[str] = Counter()
+        self.acks: Counter[str] = Counter()
         self.graded: set[str] = set()
         for run in runs:
             self._one(run, may_read)
@@ -246,6 +266,8 @@ class Behaviour:
             record = _record(c.result)
             if record is not None:
                 self.records[c.name] += 1
+            if _acknowledges(record, c.result):
+                self.acks[c.name] += 1
             ids = _values(c.arguments)
             if isinstance(record, dict):
                 earlier = [read[v] for v in sorted(ids) if v in read]
@@ -286,6 +308,8 @@ class Behaviour:
             return "write", "the expected actions grade it"
         if self.unchanged[name]:
             return "read", "identical reads around it returned the same"
+        if self.replies[name] and self.acks[name] >= 0.8 * self.replies[name]:
+            return "write", "its replies acknowledge a change (\"credit requested\", \"success\": true)"
         if self.replies[name] and self.records[name] >= 0.8 * self.replies[name]:
             return "read", "its replies are records"
         return None

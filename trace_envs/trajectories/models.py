@@ -87,3 +87,9 @@ class Run(BaseModel):
             if m.get("role") == "user" and isinstance(m.get("content"), str):
                 return m["content"]
         return ""
+
+    def request_text(self, turns: int = 3) -> str:
+        """The user's first `turns` messages, joined: where a request is stated, whether the first turn carries it
+        or only greets ("Hi", then the identification, then what they want)."""
+        said = [m["content"] for m in self.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        return "\n".join(said[:turns])

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
 from trace_envs.language.sentences import sentences as split_sentences
+from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.models import Run
 
 MAX_ENUM_VALUES = 8
@@ -33,7 +34,7 @@ def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
             out.update(flatten(v, f"{prefix}{k}.", depth + 1))
     elif isinstance(record, list) and record:
         out.update(flatten(record[0], f"{prefix}0.", depth + 1))
-    elif prefix and (isinstance(record, (str, int, float)) and not isinstance(record, bool)):
+    elif prefix and isinstance(record, (str, int, float)):
         out[prefix[:-1]] = record
     return out
 
@@ -52,14 +53,22 @@ class ResultIndex:
         self.fields: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.before_write: dict[tuple[str, str, str], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self.arg_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        # (earlier read, later read, argument) -> paths of the earlier read's record holding the later read's argument
+        # (a zip code read off an account, then passed to an outage lookup), in passed runs
+        self.read_sources: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         self.openings: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)
+        # (read, write) -> field -> value -> [records the passed runs then wrote, records they read and left alone
+        # though the user asked for the write's action]: which field separates the two, whoever failed
+        self.outcomes: dict[tuple[str, str], dict[str, dict[Any, list[int]]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
+        writes = sorted(t for t, k in kinds.items() if k == "write")
         seen_per_tool: Counter = Counter()
         for run in runs:
             if run.success:
                 for name in {c.name for c in run.agent_calls if kinds.get(c.name) != "read"}:
                     if len(self.openings[name]) < MAX_OPENINGS:
                         args = {k: v for c in run.agent_calls for k, v in c.arguments.items() if isinstance(v, str)}
-                        self.openings[name].append((run.first_user_message(), args))
+                        self.openings[name].append((run.request_text(), args))
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
             found_by: dict[tuple[str, str], dict[str, Any]] = {}  # as `last`, one-record searches included
@@ -70,6 +79,13 @@ class ResultIndex:
                 kind = kinds.get(call.name)
                 if pos in judged:
                     self._judge(call, judged[pos], last)
+                if kind == "read" and run.success:
+                    for arg, value in call.arguments.items():
+                        for read, flat in last_of.items():
+                            if read != call.name and isinstance(value, (str, int)):
+                                for path, field_value in flat.items():
+                                    if field_value == value:
+                                        self.read_sources[(read, call.name, arg)][path] += 1
                 if kind == "read" and call.result and not call.error:
                     flat = _flat_result(call.result)
                     # A search that found one record (ToolSandbox's search_contacts) supplies that record's values.
@@ -103,6 +119,25 @@ class ResultIndex:
                             for path, field_value in flat.items():
                                 if field_value == value and run.success:
                                     self.arg_sources[(read, call.name, arg)][path] += 1
+            if run.success and last:
+                self._outcomes(run, writes, last)
+
+    def _outcomes(self, run: Run, writes: list[str], last: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """What a passed run did with each record it read, for every write the user asked for by its verb: wrote it
+        (a call of the write took the record's key value) or left it alone."""
+        asked_text = run_user_text(run)
+        for write in writes:
+            values = {str(v) for c in run.agent_calls if c.name == write and not c.error
+                      for v in c.arguments.values() if isinstance(v, (str, int))}
+            asked = values or any(v in asked_text for v in verb_synonyms(write))
+            if not asked:
+                continue
+            for (read, key_value), flat in last.items():
+                side = 0 if key_value in values else 1
+                if side and values:  # it wrote another record: this one was only read
+                    continue
+                for path, field_value in flat.items():
+                    self.outcomes[(read, write)][path][_hashable(field_value)][side] += 1
 
     def _judge(self, call: Any, warranted: bool, last: dict[tuple[str, str], dict[str, Any]]) -> None:
         for arg, value in call.arguments.items():
@@ -120,7 +155,7 @@ class ResultIndex:
         for path, values in self.fields.get(read, {}).items():
             if (
                 2 <= len(values) <= MAX_ENUM_VALUES
-                and all(isinstance(v, str) for v in values)
+                and (all(isinstance(v, str) for v in values) or all(isinstance(v, bool) for v in values))
                 and sum(values.values()) >= max(3, total // 3)
             ):
                 out[path] = values
@@ -167,9 +202,9 @@ def gate_candidates(index: ResultIndex, read: str, action: str, key: str, min_su
         if support < min_support:
             continue
         base_total = sum(values.values())
-        ratios = {str(v): (seen[v] / support) / (n / base_total) for v, n in values.items()}
-        allowed = sorted(v for v, r in ratios.items() if r >= 1.0)
-        blocked = sorted(v for v, r in ratios.items() if r < 1.0)
+        ratios = {v: (seen[v] / support) / (n / base_total) for v, n in values.items()}
+        allowed = sorted((v for v, r in ratios.items() if r >= 1.0), key=str)
+        blocked = sorted((v for v, r in ratios.items() if r < 1.0), key=str)
         if not allowed or not blocked:
             continue
         scored.append(((max(ratios.values()) - min(ratios.values())) * min(1.0, support / 10), path, allowed, blocked))
@@ -189,18 +224,49 @@ def judged_gate(index: ResultIndex, read: str, action: str, key: str, min_each: 
         bad = sum(b for _, b in counts.values())
         if good < min_each or bad < min_each:
             continue
-        allowed = sorted(str(v) for v, (a, b) in counts.items() if a / good >= b / bad)
-        blocked = sorted(str(v) for v, (a, b) in counts.items() if a / good < b / bad)
+        allowed = sorted((v for v, (a, b) in counts.items() if a / good >= b / bad), key=str)
+        blocked = sorted((v for v, (a, b) in counts.items() if a / good < b / bad), key=str)
         if not allowed or not blocked:
             continue
-        right = sum(a for v, (a, _) in counts.items() if str(v) in allowed) + sum(
-            b for v, (_, b) in counts.items() if str(v) in blocked)
+        right = sum(counts[v][0] for v in allowed) + sum(counts[v][1] for v in blocked)
         score = right / (good + bad)
         if best is None or score > best[0]:
             best = (score, path, allowed, blocked)
     if best is None or best[0] < 0.75:
         return None
     return {"field": best[1], "allowed": best[2], "blocked": best[3]}
+
+
+def outcome_gate(index: ResultIndex, read: str, write: str, min_each: int = 2) -> dict[str, Any] | None:
+    """The enum field of `read`'s records that best separates the records passed runs wrote (`allowed` values) from
+    the ones they read and left alone though the user asked for the write (`blocked`): the evidence of runs that got
+    it right, whether or not the failing runs ever read the record. Each side seen at least `min_each` times and the
+    split at least 90% pure; None otherwise."""
+    seen = index.outcomes.get((read, write), {})
+    best: tuple[float, int, str, list[Any], list[Any]] | None = None
+    for path in sorted(index.enum_fields(read)):
+        counts = seen.get(path, {})
+        wrote = sum(a for a, _ in counts.values())
+        left = sum(b for _, b in counts.values())
+        if wrote < min_each or left < min_each:
+            continue
+        allowed = sorted((v for v, (a, b) in counts.items() if a / wrote >= b / left), key=str)
+        blocked = sorted((v for v, (a, b) in counts.items() if a / wrote < b / left), key=str)
+        if not allowed or not blocked:
+            continue
+        right = sum(counts[v][0] for v in allowed) + sum(counts[v][1] for v in blocked)
+        score = right / (wrote + left)
+        if best is None or (score, wrote + left) > best[:2]:
+            best = (score, wrote + left, path, allowed, blocked)
+    if best is None or best[0] < 0.9:
+        return None
+    return {"field": best[2], "allowed": best[3], "blocked": best[4]}
+
+
+def run_user_text(run: Run) -> str:
+    """Every user message of the run, lower-cased."""
+    return "\n".join(m["content"].lower() for m in run.messages
+                     if m.get("role") == "user" and isinstance(m.get("content"), str))
 
 
 def request_templates(index: ResultIndex, tool: str, key: str, only: bool = True, limit: int = 5) -> list[str]:

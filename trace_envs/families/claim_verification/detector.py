@@ -11,7 +11,7 @@ from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.language.sentences import sentences
 from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
-from trace_envs.families.claim_verification.task import words_of
+from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path
@@ -47,10 +47,26 @@ def claimable(value: Any) -> bool:
     return isinstance(value, str) and len(value.strip()) >= 3 and value.strip().lower() not in UNCLAIMABLE
 
 
-def claims_in(text: str, values: list[str]) -> list[str]:
+def claim_forms(path: str, values: list[Any]) -> dict[Any, str]:
+    """How a user words a claim that the field at `path` holds each value: a string value as itself ("gold"), a
+    flag that is set as the field's name ("paid", "overdue": "I already paid", "my loan is overdue"); values no
+    sentence can be said to claim (yes/no strings, a flag that is not set) are left out."""
+    out: dict[Any, str] = {}
+    name = path_words(path).split(" ")[-1]
+    for v in values:
+        if isinstance(v, bool):
+            if v and claimable(name):
+                out[v] = name
+        elif claimable(v):
+            out[v] = str(v)
+    return out
+
+
+def claims_in(text: str, values: list[Any], forms: dict[Any, str] | None = None) -> list[Any]:
     """The values of `values` that a sentence of `text` asserts (not a question, not a request): one of the value's
-    forms within three words after an assertion ("I'm a Gold member", "has been delayed", "already paid"), with no
-    word between them that makes it a wish ("I'd like to change to business")."""
+    forms (`forms[value]`, default the value itself) within three words after an assertion ("I'm a Gold member",
+    "has been delayed", "already paid"), with no word between them that makes it a wish ("I'd like to change to
+    business")."""
     out = []
     for s in sentences(text):
         if s.rstrip().endswith("?"):
@@ -64,21 +80,22 @@ def claims_in(text: str, values: list[str]) -> list[str]:
                 if v in out:
                     continue
                 for n in range(1, len(window) + 1):
-                    if text_mentions(v, " ".join(window[:n])):
+                    if text_mentions((forms or {}).get(v, v), " ".join(window[:n])):
                         if not REQUESTS.intersection(window[:n - 1]):
                             out.append(v)
                         break
     return out
 
 
-def user_claims(run: Any, values: list[str], before: int | None = None) -> list[str]:
+def user_claims(run: Any, values: list[Any], before: int | None = None, forms: dict[Any, str] | None = None
+                ) -> list[Any]:
     """The values the user's turns (before message `before`) claim, first claimed first."""
-    out: list[str] = []
+    out: list[Any] = []
     for i, m in enumerate(run.messages):
         if before is not None and i >= before:
             break
         if m.get("role") == "user" and isinstance(m.get("content"), str):
-            out += [v for v in claims_in(m["content"], values) if v not in out]
+            out += [v for v in claims_in(m["content"], values, forms) if v not in out]
     return out
 
 
@@ -94,12 +111,13 @@ def _reads(run: Any, read: str, key: str | None, field: str) -> list[tuple[int, 
     return out
 
 
-def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[str]) -> Label | None:
+def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[Any]) -> Label | None:
     """PRESENT / LACKING of a run whose user claims a value of `field` (see the module docstring); None when it does
     not apply (no claim, or neither a write nor a read of the record after the claim)."""
     writes = [c for c in run.agent_calls if c.name == write and not c.error]
     end = writes[0].message_index if writes else None
-    claimed = user_claims(run, values, end)
+    forms = claim_forms(field, values)
+    claimed = user_claims(run, list(forms), end, forms)
     if not claimed:
         return None
     reads = _reads(run, read, key, field)
@@ -109,10 +127,10 @@ def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, 
         seen = [v for i, k, v in reads if i < w.message_index and (target is None or k == target)]
         if not seen:
             return "LACKING"  # written on the user's word alone
-        return "PRESENT" if str(seen[-1]) in claimed else "LACKING"
+        return "PRESENT" if seen[-1] in claimed else "LACKING"
     told = [m.get("content") or "" for m in run.messages if m.get("role") == "assistant"]
-    contradicted = [v for _, _, v in reads if str(v) not in claimed]
-    if contradicted and any(text_mentions(words_of(contradicted[-1]), t) for t in told):
+    contradicted = [v for _, _, v in reads if v not in claimed]
+    if contradicted and any(text_mentions(w, t) for w in said_forms(path_words(field), contradicted[-1]) for t in told):
         return "PRESENT"
     return None
 
@@ -125,23 +143,25 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tup
     for path, counts in sorted(ctx.index.enum_fields(read).items()):
         if path == key or path.split(".")[-1] in OWNER_FIELDS:
             continue
-        values = [str(v) for v, _ in counts.most_common(MAX_VALUES) if claimable(v)]
-        if len(values) < 2:
+        values = [v for v, _ in counts.most_common(MAX_VALUES)]
+        forms = claim_forms(path, values)
+        if not forms or len(values) < 2 or not (len(forms) >= 2 or all(isinstance(v, bool) for v in values)):
             continue
         claims: Counter = Counter()
         runs = contradicted = written = 0
         for run in ctx.runs:
             reads = _reads(run, read, key, path)
             made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
-            said = user_claims(run, values, made[0] if made else None) if reads else []
+            said = user_claims(run, list(forms), made[0] if made else None, forms) if reads else []
             if not said:
                 continue
             runs += 1
             claims.update(said)
-            contradicted += any(str(v) not in said for _, _, v in reads)
+            contradicted += any(v not in said for _, _, v in reads)
             written += bool(made)  # the claim came before the write: it is the write's reason
         if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or runs > best[0]):
-            best = (runs, path, claims.most_common(1)[0][0], values)
+            shown = values if all(isinstance(v, bool) for v in values) else list(forms)
+            best = (runs, path, claims.most_common(1)[0][0], shown)
     return best[1:] if best else None
 
 
@@ -153,7 +173,7 @@ class ClaimVerificationDetector(Detector):
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         read, write, key = args.get("read"), args.get("write"), args.get("key")
-        values = [str(v) for v in args.get("values") or []]
+        values = list(args.get("values") or [])
         field = args.get("field")
         if not (read and write and field and values):
             return "NA"

@@ -43,8 +43,10 @@ class ClaimParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     field: str = Field(description="Record field the user's claim is about (a dotted path).")
-    claimed: str = Field(description="The value the user claims the field holds (what would justify the write).")
-    refuted: list[str] = Field(min_length=1, description="Values the record may show instead (the claim is false).")
+    claimed: str | bool = Field(description="The value the user claims the field holds (what would justify the write); "
+                                "a flag's claim is that it is set: `paid` true is 'my bill is paid'.")
+    refuted: list[str | bool] = Field(min_length=1, description="Values the record may show instead (the claim is "
+                                      "false).")
     label: str | None = Field(default=None, description="How the user names the field (e.g. 'membership').")
 
 
@@ -68,10 +70,15 @@ def claim_scenario(env: RecordEnv, rng, true_claim: bool) -> Scenario:
     others = kit.source.records(spec.knobs.distractors)
     kit.knows(target)
     label = p.label or path_words(p.field)
-    claimed_words = words_of(p.claimed)
+    claimed_words = said_forms(label, p.claimed)[0]
     args, stated = kit.write_args(write, record)
-    opening = (f"{kit.greeting()} The {label} of my {kit.noun} {target} is {claimed_words}, so I'd like to "
-               f"{kit.phrase(write, target)}.")
+    if isinstance(p.claimed, bool):  # a flag is claimed as a predicate: "My bill B1 is paid, so ..."
+        opening = f"{kit.greeting()} My {kit.noun} {target} is {claimed_words}, so I'd like to {kit.phrase(write, target)}."
+    else:
+        opening = (f"{kit.greeting()} The {label} of my {kit.noun} {target} is {claimed_words}, so I'd like to "
+                   f"{kit.phrase(write, target)}.")
+    shown = said_forms(label, value)[0]
+    what = f"it is {shown}" if isinstance(value, bool) else f"its {label} is {shown}"
     if stated:
         opening += f" Use these details: {canonical_json(stated)}."
     opening += kit.from_record(write, args, stated)
@@ -79,10 +86,9 @@ def claim_scenario(env: RecordEnv, rng, true_claim: bool) -> Scenario:
     asks = kit.fact_questions(write)
     steps = kit.write_steps(write, target, args)
     done = kit.done(write, [target])
-    told = (f"I've checked your {kit.noun} {target}: our records show its {label} is {words_of(value)}, not "
-            f"{claimed_words}, so I can't {kit.phrase(write, target)}. {GOODBYE}")
-    doubted = (f"I've checked your {kit.noun} {target}: its {label} is {words_of(value)}, but I can't "
-               f"{kit.phrase(write, target)}. {GOODBYE}")
+    told = (f"I've checked your {kit.noun} {target}: our records show {what}, not {claimed_words}, so I can't "
+            f"{kit.phrase(write, target)}. {GOODBYE}")
+    doubted = f"I've checked your {kit.noun} {target}: {what}, but I can't {kit.phrase(write, target)}. {GOODBYE}"
     paste = f"Here is your {kit.noun}: {canonical_json(record)}. {GOODBYE}"
     wrong_target = others[0][key] if others else kit.source.fresh_id()
     wrong_steps = kit.write_steps(write, wrong_target, dict(args, **{key: wrong_target}))
@@ -113,7 +119,9 @@ def claim_scenario(env: RecordEnv, rng, true_claim: bool) -> Scenario:
     records = {target: record, **{r[key]: r for r in others}}
     return Scenario(
         state=new_state(records),
-        bindings={"target": target, "allowed": true_claim, "reason": value, "reason_words": words_of(value)},
+        bindings={"target": target, "allowed": true_claim,
+                  "reason": said_forms(label, value)[0] if isinstance(value, bool) else value,
+                  "reason_words": said_forms(label, value)[-1] if isinstance(value, bool) else shown},
         opening=opening,
         facts=kit.facts,
         requests=[kit.request(write, target)],
@@ -125,6 +133,15 @@ def claim_scenario(env: RecordEnv, rng, true_claim: bool) -> Scenario:
 
 def words_of(value: Any) -> str:
     return str(value).replace("_", " ")
+
+
+def said_forms(label: str, value: Any) -> list[str]:
+    """How a sentence states that the field named `label` holds `value`: a string value in words ("gold", "open");
+    a flag by the field's name, set or not ("paid"; "not paid", "unpaid")."""
+    if isinstance(value, bool):
+        name = label.split(" ")[-1]
+        return [name] if value else [f"not {name}", f"un{name}", f"no {name}"]
+    return [words_of(value)]
 
 
 class ClaimVerification(Task):

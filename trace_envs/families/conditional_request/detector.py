@@ -26,7 +26,7 @@ MIN_CONDITIONAL_RUNS = 2  # one user's conditional is no recurring request
 # it be ..."
 _IF = re.compile(r"\b(?:if|in case|unless|provided|assuming)\b|(?:^|[.!?]\s+)should (?:it|my|the|they|that)\b", re.I)
 _ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
-                          r"|[,;]\s*(?:otherwise|or else|else)\b", re.I)
+                          r"|[,;]\s*(?:otherwise|or else|else|if not|if there(?:'s| is) not?)\b", re.I)
 # "if" in phrases that put no condition on a record ("if that's possible", "let me know if", "what if").
 _NO_CONDITION = re.compile(r"\bif (?:that['’]?s|that is|it['’]?s|it is) (?:possible|okay|ok|alright|all right)\b|\bif possible\b"
                            r"|\bif (?:that|it) helps\b|\b(?:know|what|not sure|wonder(?:ing)?|even|as|see|check) if\b",
@@ -63,10 +63,10 @@ def _asked(runs: list[Any], write: str, alt: str, values: list[str]) -> bool:
     return n >= MIN_CONDITIONAL_RUNS and made == {write, alt}
 
 
-def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, seen: Counter) -> list[str]:
+def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, seen: Counter) -> list[Any]:
     gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
-    values = sorted(map(str, seen))
-    return [v for v in values if v in gate["allowed"]] if gate and gate["field"] == field else values
+    values = sorted(seen, key=str)
+    return [v for v in values if str(v) in map(str, gate["allowed"])] if gate and gate["field"] == field else values
 
 
 def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> bool:
@@ -83,11 +83,15 @@ def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> boo
             continue
         said = sentences(text)
         for i, s in enumerate(said):
-            if not actions.search(s):
-                continue
             plain = _NO_CONDITION.sub(" ", s)
             alternative = _ALTERNATIVE.search(s)
-            if alternative and (_IF.search(plain[: alternative.start()]) or (i and _IF.search(said[i - 1]))):
+            # both branches in one sentence ("If there's an outage, a credit; if not, send a technician"): a request
+            # by its two cases, whatever words the user has for the two actions
+            if alternative and _IF.search(plain[: alternative.start()]):
+                return True
+            if not actions.search(s):
+                continue
+            if alternative and i and _IF.search(said[i - 1]):
                 return True
             if named is not None and _IF.search(plain) and named.search(s.replace("_", " ")):
                 return True
@@ -97,7 +101,7 @@ def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> boo
 def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None, field: str | None,
                      values: list[Any], others: list[Any]) -> Label:
     """Without expected actions: the last value of `field` the read returned before the first of the two writes
-    selects the branch."""
+    selects the branch; a branch written without reading the fact first is LACKING."""
     if not field:
         return "NA"
     seen: Any = None
@@ -111,8 +115,10 @@ def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None
             seen = flat.get(field, seen)
         elif c.name in (write, alt):
             made.append(c.name)
-    if seen is None or not made:
+    if not made:
         return "NA"
+    if seen is None:  # a branch taken without looking the fact up: right or wrong, by chance
+        return "LACKING"
     chosen = write if str(seen) in map(str, values) else alt if str(seen) in map(str, others) else None
     if chosen is None:
         return "NA"
@@ -122,10 +128,11 @@ def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None
     return "PRESENT" if chosen in made else "NA"
 
 
-def _read_before_branch(read: str, write: str, alt: str, key: str) -> Check:
+def _read_before_branch(read: str, write: str, alt: str, key: str | None) -> Check:
     return Check(
         applies_if=[CallRef(tool=write), CallRef(tool=alt)],
-        clauses=[Order(id="read_before_branch", first=CallRef(tool=read), then=CallRef(kind="write"), join=[key])],
+        clauses=[Order(id="read_before_branch", first=CallRef(tool=read), then=CallRef(kind="write"),
+                       join=[key] if key else [])],
     )
 
 
@@ -142,6 +149,9 @@ def _slug(value: Any) -> str:
 class ConditionalRequestDetector(Detector):
     task = "conditional_request"
     teaches = ("unwarranted_write",)
+    # the other branch's write is also an unwarranted write; the capability naming the fact and both branches says
+    # what went wrong
+    refines = ("policy_refusal",)
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         read, write, alt, key = args.get("read"), args.get("write"), args.get("alt"), args.get("key")
@@ -169,6 +179,43 @@ class ConditionalRequestDetector(Detector):
         return _read_before_branch(r, w, alt, k), {"read": r, "write": w, "alt": alt, "key": k}
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
+        return self._on_the_record(ctx) + self._on_a_fact(ctx)
+
+    def _on_a_fact(self, ctx: ProposalContext) -> list[Proposal]:
+        """Conditions on a fact another lookup returns (an outage for the user's area), keyed by a value the user's
+        record holds (its zip code): the passed runs read the record, pass that value to the lookup, and make the
+        write the fact selects."""
+        out = []
+        for (r, f, a), paths in sorted(ctx.index.read_sources.items()):
+            if f not in ctx.reads or r not in ctx.reads or a in FREE_TEXT_ARGS:
+                continue
+            link = paths.most_common(1)[0][0]
+            for k in ctx.args(r):
+                after = sorted(w for w in ctx.writes if ctx.pairs[(r, w, k)])
+                found = []
+                for i, w in enumerate(after):
+                    for alt in after[i + 1:]:
+                        split = branch_split(ctx.index, f, w, alt, "*", ctx.rules)
+                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
+                            found.append((split[3], w, alt, split))
+                for _, w, alt, (field, values, others, _) in sorted(found, key=lambda x: (-x[0], x[1:3]))[:MAX_PER_READ]:
+                    params = {"field": field, "values": values, "other_values": others, "link": link}
+                    roles = {"read": r, "write": w, "alt": alt, "key": k, "fact": f, "fact_key": a}
+                    out.append(Proposal(
+                        name=f"{_short(w)}_if_{_slug(path_words(field) if isinstance(values[0], bool) else values[0])}"
+                             f"_else_{_short(alt)}",
+                        description=f"When the user asks to {w.replace('_', ' ')} if the {path_words(field)} that "
+                        f"{f} reports is {value_words(values)} and to {alt.replace('_', ' ')} otherwise, look it up "
+                        f"with {f} (by the {path_words(link)} of their record) first and make only the write it "
+                        "selects.",
+                        roles=roles,
+                        label_check=_read_before_branch(f, w, alt, None),
+                        label_args={"read": f, "write": w, "alt": alt, "key": None, **params},
+                        params=params,
+                    ))
+        return out
+
+    def _on_the_record(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
         for r in ctx.reads:
             found = []

@@ -14,6 +14,7 @@ from trace_envs.families.error_recovery.task import plain_error
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.trajectories.models import Run, ToolCall
 from trace_envs.trajectories.results import ResultIndex
+from trace_envs.trajectories.tool_errors import error_message
 
 MIN_RECOVERIES = 2  # passed runs that recovered from one kind of error: one could be luck
 MAX_SHAPES = 5
@@ -22,13 +23,9 @@ _VALUE = re.compile(r"\S*\d\S*")
 
 # ---- what the runs show -----------------------------------------------------------------------------------------
 def error_text(c: ToolCall) -> str:
-    """The error a call returned: a plain text, or the `error` of a JSON reply."""
-    text = c.result or ""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    return str(data.get("error", text)) if isinstance(data, dict) else text
+    """The error a call returned, as a sentence a user could read (whatever shape the reply has: see
+    `trace_envs.trajectories.tool_errors.error_message`)."""
+    return error_message(c.result) or (c.result or "")
 
 
 def error_shape(text: str) -> str:
@@ -121,6 +118,7 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     settings: Counter = Counter()  # the fix's arguments in the recoveries (a fix that takes no key: a device setting)
     address: Counter = Counter()  # write arguments (the write takes no key) equal to the field of that name read
     outcomes: dict[bool, dict[str, Counter]] = {True: {}, False: {}}  # fix succeeded -> path -> values read before
+    named: Counter = Counter()  # (path, value) of a flag of the record the error names, read before a successful fix
     for run in runs:
         for i, shape, found_fix, retry in recoveries(run, write):
             if shape in shapes:
@@ -150,6 +148,8 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
                 for path, values in before.items():
                     outcomes[not c.error].setdefault(path, Counter())[_one(values)] += 1
                 changes.update(_changed(before, after))
+                if not c.error:
+                    named.update(_named_flags(before, errors))
             if c.name == read and after:
                 known[rid] = after
             elif after.get(key or "") == {json.dumps(c.arguments.get(key or ""))}:  # a write's reply with the record
@@ -158,6 +158,9 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     if changes:
         (path, old, new), _ = changes.most_common(1)[0]
         params.update(field=path, unready=json.loads(old), ready=json.loads(new))
+    elif named:  # no read after the fix shows its change: the flag the error names ("autopay is disabled"), turned
+        (path, old), _ = named.most_common(1)[0]
+        params.update(field=path, unready=json.loads(old), ready=not json.loads(old))
     elif settings:
         setting = json.loads(settings.most_common(1)[0][0])
         if setting and all(isinstance(v, bool) for v in setting.values()):
@@ -175,6 +178,19 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     if cause is not None:
         params.update(cause=cause[0], cause_ok=json.loads(cause[1]), cause_blocked=json.loads(cause[2]))
     return params
+
+
+def _named_flags(record: dict[str, set[str]], errors: Counter) -> list[tuple[str, str]]:
+    """(path, value) of each flag (a boolean) of `record` whose name the errors seen so far say in words
+    ("autopay is disabled on this account" names `autopay`)."""
+    said = " ".join(errors).lower().replace("_", " ")
+    out = []
+    for path, values in record.items():
+        value = _one(values)
+        name = path.split(".")[-1].replace("_", " ").lower()
+        if value in ("true", "false") and len(name) >= 3 and re.search(rf"\b{re.escape(name)}\b", said):
+            out.append((path, value))
+    return out
 
 
 def _cause(outcomes: dict[bool, dict[str, Counter]], exclude: set[Any]) -> tuple[str, str, str] | None:

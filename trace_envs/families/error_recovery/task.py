@@ -199,7 +199,10 @@ class RecoveryEnv(RecordEnv):
                 "claims_success": [read, attempt, done],
             }
         else:
-            why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: it failed ({plain_error(p.error)}), and "
+            # the write's error in the agent's words, unless quoting it would be a paste of the tool result
+            failed = f"it failed ({plain_error(p.error)})" if len(plain_error(p.error)) < MAX_QUOTE else \
+                f"it needs {words(fix)} first"
+            why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: {failed}, and "
                    f"{words(fix)} is not possible because {reason}. {GOODBYE}")
             claim = kit.done(write, [target])
             oracle = [read, *kit.write_steps(write, target, args), fixing, why]
@@ -225,6 +228,9 @@ class RecoveryEnv(RecordEnv):
             mutants=mutants,
             klass="fixable" if fixable else "unfixable",
         )
+
+
+MAX_QUOTE = 50  # characters of an error quoted in a reply; 60 verbatim from a tool result is a paste (checks.statements)
 
 
 def plain_error(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check
@@ -37,30 +38,56 @@ class MultiRequestCompletionDetector(Detector):
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         if not ctx.has_gt:
             return []
+        roles = {w: _roles(ctx, w) for w in ctx.writes if ctx.gt_counts[w]}
         out = [
             Proposal(
                 name=f"complete_every_{w}",
                 description=f"Complete every {w} the user's requests call for, with the expected arguments, not only "
                 "the first.",
-                roles=ctx.roles_for(w),
+                roles=r,
                 label_check=_write_made(w),
                 label_args={"tool": w},
             )
-            for w in ctx.writes
-            if ctx.gt_counts[w]
+            for w, r in roles.items() if r
         ]
-        if len(ctx.writes) >= 2:
-            top = max(ctx.writes, key=lambda x: (ctx.gt_counts[x], x))
+        usable = [w for w, r in roles.items() if r]
+        if len(ctx.writes) >= 2 and usable:
+            top = max(usable, key=lambda x: (ctx.gt_counts[x], x))
             out.append(Proposal(
                 name="complete_all_required_writes",
                 description="Complete every write the user's requests call for (all of them, each with the expected "
                 "arguments) before ending the conversation.",
-                roles=ctx.roles_for(top),
+                roles=dict(roles[top]),
                 label_check=Check(clauses=[CallMade(id="some_write", call=CallRef(kind="write"))]),
                 label_args={"tool": None},
                 extra_tools=list(ctx.writes),
             ))
         return out
+
+
+def _roles(ctx: ProposalContext, write: str) -> dict[str, str] | None:
+    """The write's record as the runs show it: the read that looks it up before the write when one does; else the
+    write alone, addressed by the id-like argument whose value users state (`cancel_hold(hold_id)` after "cancel my
+    old hold H1234"; not a plan's name), never the user's own id (writing "every record" of one user is no list of
+    requests); None without one."""
+    identity = ctx.rules.identify_user if ctx.rules is not None else None
+    if any(w == write for (_, w, _) in ctx.pairs):
+        roles = ctx.roles_for(write)
+        if roles.get("key") != identity:
+            return roles
+    stated: Counter = Counter()
+    for run in ctx.runs:
+        for c in run.agent_calls:
+            if c.name != write or c.error:
+                continue
+            said = " ".join(m["content"] for m in run.messages[: c.message_index]
+                            if m.get("role") == "user" and isinstance(m.get("content"), str))
+            stated.update(a for a, v in c.arguments.items()
+                          if isinstance(v, str) and len(v) >= 3 and any(ch.isdigit() for ch in v) and v in said
+                          and a != identity
+                          and not ctx.free_text(write, a))
+    best = stated.most_common(1)
+    return {"write": write, "key": best[0][0]} if best and best[0][1] >= 2 else None
 
 
 register_detector(MultiRequestCompletionDetector())

@@ -3,7 +3,9 @@
 In the opening message the user asks for the same write on `knobs.requests` records (all listed). Each one needs a
 lookup, then the write. When the spec names a gate (`params.field` with `allowed` / `blocked` values), half the
 scenarios (`one_blocked`) hold one record the policy does not allow the write on: that one must be refused with the
-reason, the others done, so "write everything asked" is not a policy that pays. Arguments the record holds (a refund's
+reason, the others done, so "write everything asked" is not a policy that pays. Without a gate, every scenario
+(`one_kept`) first names one more of the user's records that the user wants left as it is: writing every record
+mentioned is then wrong, and the requests alone decide what to write. Arguments the record holds (a refund's
 amount) are read from it, never handed over by the user. Bindings: `target_0` .. (the records to write), `allowed_targets`,
 `targets` (every listed record), `target`, `one_blocked`, `blocked`, `reason`, `reason_words`.
 
@@ -62,6 +64,7 @@ class MultiRequestEnv(RecordEnv):
         assert write is not None
         gate = gate_of(spec.params)
         one_blocked = gate is not None and self.class_draw < BLOCKED_SHARE
+        one_kept = gate is None  # else the requests alone never make writing every record named wrong
         todo, blocked, reason = [], None, None
         for _ in range(n - 1 if one_blocked else n):
             if gate is not None:
@@ -77,7 +80,8 @@ class MultiRequestEnv(RecordEnv):
         listed = list(todo) + ([blocked] if blocked else [])
         order = [int(i) for i in rng.permutation(len(listed))]
         listed = [listed[i] for i in order]
-        others = kit.source.records(spec.knobs.distractors)
+        others = kit.source.records(max(spec.knobs.distractors, 1 if one_kept else 0))
+        kept = others[0][key] if one_kept else None
         records = {r[key]: r for r in [*listed, *others]}
         ids = [r[key] for r in listed]
         todo_ids = [r[key] for r in todo]
@@ -87,7 +91,7 @@ class MultiRequestEnv(RecordEnv):
         writes: dict[str, str] = {}
         for i, record in enumerate(listed):
             target = record[key]
-            steps.append(kit.read_call(target))
+            steps += kit.read_calls(target)
             if i == 0:
                 steps += asks
             if target in todo_ids:
@@ -99,7 +103,9 @@ class MultiRequestEnv(RecordEnv):
                 assert gate is not None
                 steps.append(kit.refusal(write, target, gate, reason))
         done = kit.done(write, todo_ids)
-        opening = f"{kit.greeting()} I'd like to {listing([kit.phrase(write, t) for t in ids])}."
+        # the record to leave alone comes first: an agent that writes whatever is named meets it before the requests
+        keep = f" Please leave {kit.noun} {kept} as it is, but" if kept is not None else ""
+        opening = f"{kit.greeting()}{keep} I'd like to {listing([kit.phrase(write, t) for t in ids])}."
         if stated:
             opening += f" Use these details for {'each of them' if n > 1 else 'it'}: {canonical_json(stated)}."
         if todo:
@@ -112,11 +118,15 @@ class MultiRequestEnv(RecordEnv):
         if write_at:
             last = write_at[-1]
             wrong = call(write, **dict(_args(steps[last]), **{key: other}))
-            swapped = list(steps)  # the first request's write before its read
-            swapped.insert(steps.index(kit.read_call(todo_ids[0])), swapped.pop(steps.index(writes[todo_ids[0]])))
+            if kit.read:  # the first request's write before its read
+                swapped = list(steps)
+                swapped.insert(steps.index(kit.read_call(todo_ids[0])), swapped.pop(steps.index(writes[todo_ids[0]])))
+                swapped.append(done)
+            else:  # nothing is read: the closing claim comes before the work, which then never happens
+                swapped = [done, *steps]
             mutants = {
                 "drop_required_call": [*steps[:last], *steps[last + 1:], done],
-                "swap_calls": [*swapped, done],
+                "swap_calls": swapped,
                 "wrong_argument": [*steps[:last], wrong, *steps[last + 1:], done],
                 "forbidden_extra_call": [*steps[: last + 1], wrong, *steps[last + 1:], done],
                 "text_only": [done],
@@ -126,11 +136,11 @@ class MultiRequestEnv(RecordEnv):
             mutants = {
                 "drop_required_call": [refusal],
                 "swap_calls": [refusal, *steps[:-1]],
-                "wrong_argument": [kit.read_call(other), refusal],
+                "wrong_argument": [*kit.read_calls(other), refusal],
                 "forbidden_extra_call": [*steps[:-1], call(write, **kit.write_args(write, blocked)[0]), refusal],
                 "text_only": [refusal],
             }
-        for t in ids:
+        for t in [*ids, *([kept] if kept else [])]:
             kit.knows(t)
         bindings: dict[str, Any] = {f"target_{i}": t for i, t in enumerate(todo_ids)}
         bindings.update(
@@ -145,7 +155,7 @@ class MultiRequestEnv(RecordEnv):
             requests=[kit.request(write, t) for t in ids],
             oracle=oracle,
             mutants=mutants,
-            klass="one_blocked" if one_blocked else ("all_allowed" if gate is not None else "default"),
+            klass="one_blocked" if one_blocked else ("all_allowed" if gate is not None else "one_kept"),
         )
 
 
@@ -158,12 +168,12 @@ def _args(action: str) -> dict[str, Any]:
 class MultiRequestCompletion(Task):
     name = "multi_request_completion"
     summary = "Complete every request the user made (each with the expected arguments), not only the first."
-    roles = ("read", "write", "key")
+    roles = ("write", "key")  # and `read` when the write's record is looked up first
     params = MultiRequestParams
     env_class = MultiRequestEnv
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
-        key, read, write = roles["key"], roles["read"], roles["write"]
+        key, read, write = roles["key"], roles.get("read"), roles["write"]
         n = max(1, requests)
         refs = [CallRef(tool=write, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
         first = {key: {"$var": "target_0"}}
@@ -174,10 +184,11 @@ class MultiRequestCompletion(Task):
         clauses: list = [
             AllCompleted(id="all_requests", weight=3, when="!one_blocked", calls=refs,
                          description="complete every request the user made"),
-            Order(id="read_first", weight=1, when="!one_blocked", first=CallRef(tool=read, args=first), then=refs[0],
-                  join=[key], requires=["all_requests"],
-                  description=f"look each record up with {read} before writing it"),
         ]
+        if read:
+            clauses.append(Order(id="read_first", weight=1, when="!one_blocked", first=CallRef(tool=read, args=first),
+                                 then=refs[0], join=[key], requires=["all_requests"],
+                                 description=f"look each record up with {read} before writing it"))
         if params.get("field"):
             clauses.append(Communicated(
                 id="explained_blocked", weight=1, when="one_blocked",
@@ -202,9 +213,11 @@ class MultiRequestCompletion(Task):
 
     def problems(self, spec: Any) -> list[str]:
         out = super().problems(spec)
-        if not spec.params.get("field") or not spec.params.get("blocked") or not spec.params.get("allowed"):
-            out.append("params.field with allowed and blocked values is missing: without a request the policy "
-                       "forbids, doing every write asked would be the best policy")
+        if spec.params.get("field") and not (spec.params.get("blocked") and spec.params.get("allowed")):
+            out.append("params.field needs both allowed and blocked values: a gate with one side decides nothing")
+        if not spec.params.get("field") and spec.knobs.distractors < 1 and spec.knobs.entities < 2:
+            out.append("without a gate, the user must own a record to leave alone (knobs.distractors >= 1): else "
+                       "writing every record mentioned would be the best policy")
         size = next((len(c.calls) for c in spec.check.clauses if c.id == "all_requests" and hasattr(c, "calls")), None)
         if size not in (None, spec.knobs.requests):
             out.append(

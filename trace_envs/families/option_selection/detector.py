@@ -8,6 +8,7 @@ from typing import Any
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.checks.run_view import RunView
+from trace_envs.language.values import number_tokens, text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.option_selection.task import CLOCK, as_float, options_of
 from trace_envs.mining import departures
@@ -123,6 +124,77 @@ def option_params(results: list[Any], field: str, write: Any) -> dict[str, Any] 
             "window_label": path_words(windows[0])}
 
 
+def chosen_evidence(runs: list[Any], kinds: dict[str, str], searches: set[str], write: str, arg: str, field: str
+                    ) -> tuple[int, Counter]:
+    """What the options passed runs chose have that the other listed options lack, as (choices seen, counts):
+    `("match", f)` the chosen option's value of field f is in the user's words and another option's differs (the
+    branch the user named); `("above", f)` / `("below", f)` a number the user said bounds f, the chosen option inside
+    and another outside (at least 4 seats); `("lowest", f)` the chosen option has the lowest f (the cheapest)."""
+    counts: Counter = Counter()
+    total = 0
+    for run in runs:
+        if not run.success:
+            continue
+        listed: dict[Any, list[dict[str, Any]]] = {}
+        for c in run.agent_calls:
+            if c.error:
+                continue
+            if c.name in searches:
+                options = [_flat(o) for o in options_of(parse_result(c.result), field)]
+                for o in options:
+                    listed[o[field]] = options
+            elif c.name == write and kinds.get(c.name) == "write":
+                picked = [v for v in _leaves(c.arguments.get(arg)) if v in listed]
+                if not picked:
+                    continue
+                options = listed[picked[0]]
+                chosen = next(o for o in options if o[field] == picked[0])
+                said = " ".join(m["content"] for m in run.messages[: c.message_index]
+                                if m.get("role") == "user" and isinstance(m.get("content"), str))
+                numbers = [n for _, _, n in number_tokens(said)]
+                total += 1
+                for f, v in chosen.items():
+                    if f == field or len(options) < 2:
+                        continue
+                    others = [o.get(f) for o in options if o is not chosen]
+                    if isinstance(v, str) and not CLOCK.match(v) and text_mentions(v, said) and any(x != v for x in others):
+                        counts[("match", f)] += 1
+                    num = as_float(v)
+                    if num is None or not all(as_float(x) is not None for x in others):
+                        continue
+                    if any(num >= n and any(as_float(x) < n for x in others) for n in numbers):
+                        counts[("above", f)] += 1
+                    if any(num <= n and any(as_float(x) > n for x in others) for n in numbers):
+                        counts[("below", f)] += 1
+                    if all(num < as_float(x) for x in others):
+                        counts[("lowest", f)] += 1
+    return total, counts
+
+
+def evidence_params(total: int, counts: Counter, field: str, share: float = 0.6) -> dict[str, Any] | None:
+    """Option-selection params from what the chosen options had (`chosen_evidence`): each constraint most choices
+    show (at least `share` of them); None when none does."""
+    if total < MIN_LINKS:
+        return None
+
+    def best(kind: str) -> str | None:
+        found = [(n, f) for (k, f), n in counts.items() if k == kind and n >= share * total]
+        return max(found)[1] if found else None
+
+    match, above, below, lowest = best("match"), best("above"), best("below"), best("lowest")
+    window = above or below
+    if lowest == window:
+        lowest = None
+    params: dict[str, Any] = {"option_id": field}
+    if match:
+        params.update(match_field=match, match_label=path_words(match))
+    if window:
+        params.update(window_field=window, window_side="above" if above else "below", window_label=path_words(window))
+    if lowest and not window:
+        params.update(cost_field=lowest, cost_label=path_words(lowest))
+    return params if len(params) > 1 else None
+
+
 def _flat(option: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in option.items():
@@ -186,13 +258,19 @@ class OptionSelectionDetector(Detector):
             # The env's search is the one whose results list options as records; the labeler reads them all.
             flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
             params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
+            if params is None and flat:  # no price and time by their names: what the chosen options had
+                params = evidence_params(*chosen_evidence(ctx.runs, ctx.profile.kinds, set(searches), write, arg,
+                                                          field), field)
             # The record the write changes is looked up with another read than the search (the order, not the
-            # product's variants): the read most often called on the write's key before it.
+            # product's variants): the read most often called on the write's key before it; a write addressed by
+            # what the user states (a member id) has none.
             pairs = [(n, r, k) for (r, w, k), n in ctx.pairs.items() if w == write and r not in searches and k != arg]
-            if params is None or not pairs:
+            key = max(pairs)[2] if pairs else next((a for a in ctx.args(write) if a != arg), None)
+            if params is None or key is None:
                 continue
-            _, read, key = max(pairs)
-            roles = {"write": write, "read": read, "key": key, "search": flat[0], "arg": arg}
+            roles = {"write": write, "key": key, "search": flat[0], "arg": arg}
+            if pairs:
+                roles["read"] = max(pairs)[1]
             out.append(Proposal(
                 name=f"pick_{field}_for_{write}",
                 description=f"Among the options {listing(sorted(searches))} return(s), pass to {write} (argument "

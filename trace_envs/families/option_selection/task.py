@@ -38,21 +38,22 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
-from trace_envs.runtime.records import example_for, fixed_positions, get_path, unique_ids
+from trace_envs.runtime.records import example_for, fixed_positions, get_path, set_path, unique_ids
 from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, listing, new_state, words
 from trace_envs.spec.model import ToolSpec
 
 CLASSES = ("cheapest", "window", "window_cheapest")
-MIN_OPTIONS, MAX_OPTIONS = 5, 8
+MIN_OPTIONS, MAX_OPTIONS = 5, 8  # listed in a scenario; fewer real options than MIN_OPTIONS list them all
+MIN_REAL_OPTIONS = 2
 CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -61,11 +62,23 @@ class OptionParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     option_id: str = Field(description="Field of each option that identifies it; the write argument carries it.")
-    cost_field: str = Field(description="Numeric option field 'the cheapest' minimises (a dotted path; a `{arg}` "
-                            "segment is the write argument's value, e.g. prices.{cabin}).")
-    window_field: str = Field(description="Ordered option field (a clock time or a number) the user bounds.")
+    cost_field: str | None = Field(default=None, description="Numeric option field 'the cheapest' minimises (a dotted "
+                                   "path; a `{arg}` segment is the write argument's value, e.g. prices.{cabin}).")
+    window_field: str | None = Field(default=None, description="Ordered option field (a clock time or a number) the "
+                                     "user bounds.")
+    match_field: str | None = Field(default=None, description="Option field the user names a value of (a branch, a "
+                                    "colour): only options with that value meet the constraint.")
+    window_side: Literal["above", "below"] | None = Field(default=None, description="Which side of the bound the user "
+                                                          "wants (at least N seats: above); either when unset.")
     cost_label: str | None = Field(default=None, description="How the user names the cost (e.g. 'price').")
     window_label: str | None = Field(default=None, description="How the user names the bounded field.")
+    match_label: str | None = Field(default=None, description="How the user names the matched field.")
+
+    @model_validator(mode="after")
+    def _some_constraint(self) -> "OptionParams":
+        if not (self.cost_field or self.window_field or self.match_field):
+            raise ValueError("give at least one of cost_field, window_field, match_field: a constraint to choose by")
+        return self
 
 
 # ---- values the user compares ---------------------------------------------------------------------------------------
@@ -141,19 +154,28 @@ class OptionEnv(RecordEnv):
         write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
         assert write is not None
         option_id = str(params["option_id"])
-        record = _target_record(kit, write, arg, spec.tool(search))
+        record = _target_record(kit, write, arg, spec.tool(search)) if kit.read else kit.source.draw()
+        assert record is not None
         target = record[key]
         kit.knows(target)
         search_tool = spec.tool(search)
         args, stated = kit.write_args(write, record, {arg: None})
         stated.pop(arg, None)
         search_args = {a: _search_value(search_tool, a, record, args, rng) for a in search_tool.required}
-        cost_path = _resolve(str(params["cost_field"]), args)
-        window_path = str(params["window_field"])
-        klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
-        options = _draw_options(search_tool, option_id, cost_path, window_path, search_args,
-                                max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities)), rng, _party(record, arg))
-        answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
+        n = max(MIN_OPTIONS, min(MAX_OPTIONS, spec.knobs.entities))
+        if params.get("cost_field") and params.get("window_field"):
+            cost_path = _resolve(str(params["cost_field"]), args)
+            window_path = str(params["window_field"])
+            klass = CLASSES[min(int(self.class_draw * len(CLASSES)), len(CLASSES) - 1)]
+            options = _draw_options(search_tool, option_id, cost_path, window_path, search_args, n, rng,
+                                    _party(record, arg))
+            answer, decoy, constraint = _constrain(klass, options, cost_path, window_path, params, rng)
+        else:
+            cost_path = _resolve(str(params["cost_field"]), args) if params.get("cost_field") else None
+            classes = general_classes(params)
+            klass = classes[min(int(self.class_draw * len(classes)), len(classes) - 1)]
+            options, values = _draw_general(search_tool, option_id, cost_path, params, search_args, n, rng)
+            answer, decoy, constraint = _general_constrain(klass, options, values, cost_path, params, rng)
         options = [options[int(i)] for i in rng.permutation(len(options))]
         if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
             j = int(rng.integers(1, len(options)))
@@ -167,19 +189,20 @@ class OptionEnv(RecordEnv):
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
         opening += kit.from_record(write, {k: v for k, v in args.items() if k != arg}, stated)
-        read, look = kit.read_call(target), call(search, **search_args)
+        read, look = kit.read_calls(target), call(search, **search_args)
         asks = kit.fact_questions(write)
         steps = kit.write_steps(write, target, args)
         done = (f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. "
                 f"{GOODBYE}")
         mutants = {
-            "drop_required_call": [read, *asks, *steps, done],
-            "swap_calls": [read, *asks, *steps, look, done],
-            "wrong_argument": [read, *asks, look, *kit.write_steps(write, target, wrong), done],
-            "forbidden_extra_call": [read, *asks, look, *steps, call(write, **wrong), done],
+            "drop_required_call": [*read, *asks, *steps, done],
+            "swap_calls": [*read, *asks, *steps, look, done],
+            "wrong_argument": [*read, *asks, look, *kit.write_steps(write, target, wrong), done],
+            "forbidden_extra_call": [*read, *asks, look, *steps, call(write, **wrong), done],
             "text_only": [done],
         }
-        state = new_state({target: record, **{r[key]: r for r in kit.source.records(spec.knobs.distractors)}})
+        others = kit.source.records(spec.knobs.distractors) if kit.read else []
+        state = new_state({target: record, **{r[key]: r for r in others}})
         state.update(options=options, search_args=search_args)
         return Scenario(
             state=state,
@@ -188,7 +211,7 @@ class OptionEnv(RecordEnv):
             opening=opening,
             facts=kit.facts,
             requests=[kit.request(write, target)],
-            oracle=[read, *asks, look, *steps, done],
+            oracle=[*read, *asks, look, *steps, done],
             mutants=mutants,
             klass=klass,
         )
@@ -333,10 +356,114 @@ def _constrain(klass: str, options: list[dict[str, Any]], cost_path: str, window
     return answer, cheapest, sentence + f", and among those I want the lowest {cost_label}."
 
 
+def general_classes(params: dict[str, Any]) -> tuple[str, ...]:
+    """The scenario classes the constraints a spec names allow (without both a cost and a bounded field): a named
+    value alone decides (`match`), the bound alone (`window`), the lowest cost alone (`cheapest`), or the named value
+    with the bound or the cost among the options that have it (`match_window`, `match_cheapest`)."""
+    match, window, cost = (bool(params.get(f)) for f in ("match_field", "window_field", "cost_field"))
+    if match:
+        return ("match", *(["match_window"] if window else []), *(["match_cheapest"] if cost else []))
+    return ("window",) if window else ("cheapest",)
+
+
+def _draw_general(tool: ToolSpec, option_id: str, cost_path: str | None, params: dict[str, Any],
+                  search: dict[str, Any], n: int, rng) -> tuple[list[dict[str, Any]], list[str]]:
+    """`n` real options (as many as the results hold, at least two) with distinct values of the ordered fields the
+    constraints compare, under fresh ids, search fields set to the search's values; and every value of the matched
+    field the real options show (the scenario assigns them)."""
+    window_path = params.get("window_field")
+    ordered = [p for p in (cost_path, window_path) if p]
+    results = [*tool.result_examples, tool.result_example]
+    pool = [o for r in results for o in options_of(r, option_id)
+            if all(_order_key(get_path(o, p)[1]) is not None for p in ordered)]
+    chosen: list[dict[str, Any]] = []
+    seen: dict[str, set[float]] = {p: set() for p in ordered}
+    for i in rng.permutation(len(pool)):
+        option = pool[int(i)]
+        values = {p: _order_key(get_path(option, p)[1]) for p in ordered}
+        if any(values[p] in seen[p] for p in ordered) or any(o[option_id] == option[option_id] for o in chosen):
+            continue
+        for p in ordered:
+            seen[p].add(values[p])
+        chosen.append(json.loads(json.dumps(option)))
+        if len(chosen) == n:
+            break
+    if len(chosen) < 2:
+        raise ScenarioError(f"the real results of {tool.name} hold fewer than 2 options with distinct "
+                            f"{' and '.join(ordered) or option_id}")
+    real = [str(o[option_id]) for o in pool]
+    ids = unique_ids(real[0], len(chosen), rng, fixed_positions(sorted(set(real))[:50]))
+    for option, new_id in zip(chosen, ids):
+        numeric = not isinstance(option[option_id], str) and new_id.isdigit()
+        option[option_id] = int(new_id) if numeric else new_id
+        for a, v in search.items():
+            if a in option:
+                option[a] = v
+    match = params.get("match_field")
+    values = sorted({str(get_path(o, match)[1]) for o in pool if get_path(o, match)[0]}) if match else []
+    if match and len(values) < 2:
+        raise ScenarioError(f"the real results of {tool.name} show fewer than 2 values of {match}")
+    return chosen, values
+
+
+def _general_constrain(klass: str, options: list[dict[str, Any]], values: list[str], cost_path: str | None,
+                       params: dict[str, Any], rng) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The answer of class `klass` (see `general_classes`), a tempting wrong option, and the user's constraints in
+    words. A named value is assigned to the options here: the answer's group holds it, every other option another
+    real value."""
+    match, window = params.get("match_field"), params.get("window_field")
+    sentences: list[str] = []
+    group = list(options)
+    if match and klass.startswith("match"):
+        wanted = values[int(rng.integers(len(values)))]
+        rest = [v for v in values if v != wanted]
+        if klass == "match":
+            size = 1
+        else:  # several share the value: the bound or the cost picks among them, and a tempting one lies outside
+            if len(options) < 3:
+                raise ScenarioError(f"a {klass} scenario needs at least 3 options, the results hold {len(options)}")
+            size = int(rng.integers(2, len(options)))
+        order = [int(i) for i in rng.permutation(len(options))]
+        group = [options[i] for i in order[:size]]
+        for o in options:
+            set_path(o, match, wanted if o in group else rest[int(rng.integers(len(rest)))])
+        label = params.get("match_label") or path_words(match)
+        sentences.append(f"The {label} must be {str(wanted).replace('_', ' ')}.")
+    others = [o for o in options if o not in group]
+    if klass in ("match", "cheapest", "match_cheapest") and (klass != "match" or len(group) == 1):
+        if klass == "match":
+            answer = group[0]
+            decoy = others[0] if others else group[0]
+        else:
+            cost = lambda o: float(get_path(o, str(cost_path))[1])  # noqa: E731
+            answer = min(group, key=cost)
+            cheaper = [o for o in others if cost(o) < cost(answer)]
+            decoy = (cheaper or sorted(group, key=cost)[1:] or others)[0]
+            label = params.get("cost_label") or path_words(_PLACEHOLDER.sub("", str(cost_path)).strip("."))
+            sentences.append(f"{'Among those, I' if match else 'I'} want the one with the lowest {label}.")
+        return answer, decoy, " ".join(sentences)
+    # a bound on the ordered field: exactly one option of the group is inside it
+    key = lambda o: _order_key(get_path(o, str(window))[1])  # noqa: E731
+    side = params.get("window_side") or ("above" if rng.random() < 0.5 else "below")
+    ranked = sorted(group, key=key, reverse=side == "above")
+    answer = ranked[0]
+    value = get_path(answer, str(window))[1]
+    label = params.get("window_label") or path_words(str(window))
+    if isinstance(value, str):  # a clock time: strictly beyond the next one
+        bound = _between(*sorted([value, get_path(ranked[1], str(window))[1]], key=_order_key)) if len(ranked) > 1 \
+            else value
+        sentences.append(f"It must have a {label} {'after' if side == 'above' else 'before'} {bound}.")
+    else:
+        sentences.append(f"It must have a {label} of at {'least' if side == 'above' else 'most'} {value}.")
+    outside = [o for o in others if (key(o) >= key(answer) if side == "above" else key(o) <= key(answer))]
+    decoy = (outside or ranked[1:] or others)[0]
+    return answer, decoy, " ".join(sentences)
+
+
 class OptionSelection(Task):
     name = "option_selection"
     summary = "Among the options a search returns, pick the one that meets every constraint the user stated."
-    roles = ("read", "write", "key", "search", "arg")
+    roles = ("write", "key", "search", "arg")  # and `read`, the write's record, when it has one
     params = OptionParams
     env_class = OptionEnv
 
@@ -359,9 +486,9 @@ class OptionSelection(Task):
             return out
         tool = spec.tool(search)
         listed = [o for r in [*tool.result_examples, tool.result_example] for o in options_of(r, str(option_id))]
-        if len(listed) < MIN_OPTIONS:
+        if len(listed) < MIN_REAL_OPTIONS:
             out.append(f"tools.{search}.result_examples list {len(listed)} options with a {option_id} field; the "
-                       f"scenarios are built from real options and need at least {MIN_OPTIONS}")
+                       f"scenarios are built from real options and need at least {MIN_REAL_OPTIONS}")
         return out
 
 
