@@ -217,10 +217,15 @@ def test_helpdesk_labels_without_expected_actions(helpdesk):
         assert label == ("LACKING" if "ignores_condition" in run.meta["planted"]["deficits"] else "PRESENT"), run.run_id
         seen.add(label)
     assert seen == {"LACKING", "PRESENT"}
-    # a run that never read the account says nothing of which branch was right
+    # a run that never read the account took a branch by chance, right or wrong: it lacks the capability (reading
+    # the fact first), whichever branch the record would have selected
     run = next(r for r in runs if r.meta["planted"]["deficits"] == ["ignores_condition"])
     unread = [c for c in run.tool_calls if c.name != "get_account"]
     view = RunView(run.model_copy(update={"ground_truth": None, "tool_calls": unread}), kinds)
+    assert label_view(cand, view) == "LACKING"
+    # and one that made neither branch's write says nothing
+    idle = [c for c in unread if c.name not in ("restore_line", "set_roaming")]
+    view = RunView(run.model_copy(update={"ground_truth": None, "tool_calls": idle}), kinds)
     assert label_view(cand, view) == "NA"
 
 

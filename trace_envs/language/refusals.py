@@ -116,3 +116,8 @@ def refuses(plain_cut: list[str]) -> bool:
     """Whether a turn (its `plain_sentences`) says the agent will not or cannot do what was asked."""
     return any(_REFUSAL.search(s) and not _NOT_REFUSAL.search(s) and not s.startswith("please note")
                for s in plain_cut)
+
+
+# A policy sentence that forbids an action or makes it conditional ("Basic economy flights cannot be modified",
+# "can be cancelled only if travel insurance is bought"): what a gate learned from runs is held to.
+RESTRICTS = re.compile(r"\b(cannot|can't|can not|not|no|never|only if|only when|unless|forbidden|prohibited)\b")

@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from trace_envs.language.patterns import word_pattern
+from trace_envs.language.refusals import RESTRICTS
 from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
@@ -36,9 +37,6 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
     return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
 
 
-_NEGATION = re.compile(r"\b(cannot|can't|can not|not|no|never|only if|only when|unless|forbidden|prohibited)\b")
-
-
 def as_the_policy_says(gate: dict[str, Any], policy: str, write: str) -> dict[str, Any]:
     """A gate learned from runs, held to the policy text: where a policy sentence forbids some of its blocked values
     for the write ("Basic economy flights cannot be modified"), the blocked values no such sentence names move to the
@@ -59,7 +57,7 @@ def forbidden_values(policy: str, blocked: list[Any], allowed: list[Any], write:
                      key=lambda kv: -len(kv[1]))
     out: list[Any] = []
     for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
-        if not action.search(sentence) or not _NEGATION.search(sentence):
+        if not action.search(sentence) or not RESTRICTS.search(sentence):
             continue
         taken: list[tuple[int, int]] = []
         for raw, phrase in phrases:

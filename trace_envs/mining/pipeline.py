@@ -255,8 +255,7 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
         raise ContrastError(problem)
     warnings = rest.pop("warnings")
     names = [c.name for c in candidates]
-    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o,
-                 broad=[c.args.get("tool", "") is None for c in candidates])
+    sel = select(matrix.labels, matrix.failed, [(c.detector, tuple(c.target_tools())) for c in candidates], names, o)
     rows = summary_rows(sel, names)
     ids = np.array(matrix.run_ids, dtype=object)
     for j, (c, row) in enumerate(zip(candidates, rows)):

@@ -76,11 +76,8 @@ def _passing(s: Stats, o: SelectOptions) -> np.ndarray:
 
 
 def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[str, tuple[str, ...]]],
-           names: list[str], options: SelectOptions | None = None, broad: list[bool] | None = None) -> Selection:
-    """Apply thresholds, bootstrap, dedup and ranking. `families_tools[j]` is candidate j's (family, role tools);
-    `broad[j]` is True for a candidate over every write of the domain (complete them all), which on a tie yields to
-    one over the write that failed."""
-    broad = broad or [False] * len(names)
+           names: list[str], options: SelectOptions | None = None) -> Selection:
+    """Apply thresholds, bootstrap, dedup and ranking. `families_tools[j]` is candidate j's (family, role tools)."""
     o = options or SelectOptions()
     n_runs, n_c = labels.shape
     full = compute_stats(labels, failed)
@@ -113,7 +110,7 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
     # the one binding more tools (the wrong branch of a conditional request is also an unwarranted write, and the
     # capability that names the read and both branches says more of what went wrong)
     order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2), _generic(families_tools[j][0]),
-                                            -full.cov[j], broad[j], -len(families_tools[j][1]), names[j]))
+                                            -full.cov[j], -len(families_tools[j][1]), names[j]))
     # a coarser family's candidate over the tools of an eligible candidate of a family that refines it says less
     finer = {j: i for j in eligible for i in eligible
              if _refines(families_tools[i][0], families_tools[j][0])

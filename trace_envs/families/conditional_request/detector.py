@@ -179,7 +179,10 @@ class ConditionalRequestDetector(Detector):
         return _read_before_branch(r, w, alt, k), {"read": r, "write": w, "alt": alt, "key": k}
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
-        return self._on_the_record(ctx) + self._on_a_fact(ctx)
+        on_record = self._on_the_record(ctx)
+        branches = {(p.roles["write"], p.roles["alt"]) for p in on_record}
+        # a condition the write's own record decides needs no other lookup's fact
+        return on_record + [p for p in self._on_a_fact(ctx) if (p.roles["write"], p.roles["alt"]) not in branches]
 
     def _on_a_fact(self, ctx: ProposalContext) -> list[Proposal]:
         """Conditions on a fact another lookup returns (an outage for the user's area), keyed by a value the user's

@@ -23,9 +23,15 @@ _VALUE = re.compile(r"\S*\d\S*")
 
 # ---- what the runs show -----------------------------------------------------------------------------------------
 def error_text(c: ToolCall) -> str:
-    """The error a call returned, as a sentence a user could read (whatever shape the reply has: see
-    `trace_envs.trajectories.tool_errors.error_message`)."""
-    return error_message(c.result) or (c.result or "")
+    """The error a call returned as the target words it: a plain text as it is (`Error: payment method not found`,
+    `ValueError: ...`: an env replays it so), the message of a JSON envelope (`{"error": ...}`, `{"message": ...}`,
+    `{"detail": ...}`: see `trace_envs.trajectories.tool_errors.error_message`)."""
+    text = c.result or ""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return (error_message(text) or text) if isinstance(data, dict) else text
 
 
 def error_shape(text: str) -> str:
