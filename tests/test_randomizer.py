@@ -90,7 +90,7 @@ def test_error_flags_and_the_users_own_calls_reach_the_loader_where_the_format_c
     dom = random_domain(seed)
     loaded = load_runs([str(dom.write_runs(dom.runs(), tmp_path / "flag"))])
     assert any(c.error for r in loaded.runs for c in r.tool_calls)
-    seed = next(s for s in BENCH_SEEDS if draw_axes(s)["source_format"] == "tau2" and "user_action" in draw_families(s))
+    seed = next(s for s in BENCH_SEEDS if draw_axes(s)["source_format"] == "tau2" and "user_side_action" in draw_families(s))
     dom = random_domain(seed)
     loaded = load_runs([str(dom.write_runs(dom.runs(), tmp_path / "user"))])
     assert any(c.requestor == "user" for r in loaded.runs for c in r.tool_calls)

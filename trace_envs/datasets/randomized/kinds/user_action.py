@@ -11,7 +11,7 @@ from trace_envs.datasets.randomized.themes import Act
 from trace_envs.datasets.sim import PlantedDeficit, TaskOutcome
 from trace_envs.trajectories.models import GroundTruthAction
 
-FAMILY = "user_action"
+FAMILY = "user_side_action"  # the registered family (trace_envs.families.user_action registers it so)
 P_MATTERS = 0.5
 # (symptom, status noun, user field, bad, good, what the user must do, the user's tool (verb, obj), their report,
 #  desk field, bad, good, the desk's fix)
