@@ -12,6 +12,15 @@ import time
 from pathlib import Path
 
 
+def _usage(names: list[str]) -> str:
+    """The module docstring, then every benchmark with the first line of its own docstring."""
+    lines = [__doc__.strip(), "", "benchmarks:"]
+    for name in names:
+        doc = (importlib.import_module(f"benchmarks.{name}").__doc__ or "").strip().splitlines()
+        lines.append(f"  {name[len('bench_'):]:<16} {doc[0] if doc else ''}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     # Options a benchmark reads from the environment: the soak's length (`soak --minutes 3`), the randomized domains
     # the mining benchmark mines instead of its planted sets (`mining --random 30 [--random-out PATH]`).
@@ -25,6 +34,9 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--smoke"]
     here = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    if "-h" in argv or "--help" in argv:
+        print(_usage(names))
+        return 0
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv] or names
     failed = False
     for name in wanted:
