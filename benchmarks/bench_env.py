@@ -1,6 +1,8 @@
-"""Env step and reset cost against a bare `json.loads` of the same action; generation throughput for 50 specs.
+"""Env step and reset cost against a bare `json.loads` of the same action; a per-turn step against a terminal one;
+generation throughput for 50 specs.
 
-Floors: median step <= 20x json.loads; median reset <= 1 ms; 50 specs generated and validated within 60 s.
+Floors: median step <= 20x json.loads; median reset <= 1 ms; per-turn step (oracle episodes, mean) <= 4x terminal;
+50 specs generated and validated within 60 s.
 """
 
 from __future__ import annotations
@@ -68,6 +70,28 @@ def step_and_reset(env_id: str, steps: int = 300, resets: int = 300, json_repeat
     ]
 
 
+def per_turn_cost(env_id: str, seeds: int = 100, floor: float = 4.0) -> list[str]:
+    """Mean time of a step over whole oracle episodes, with `reward_mode="per_turn"` (every step scores the trace so
+    far) against the default terminal mode (the last step only), the two modes' episodes interleaved seed by seed."""
+    envs = {mode: gym.make(env_id, reward_mode=mode).unwrapped for mode in ("terminal", "per_turn")}
+    spent = {mode: 0 for mode in envs}
+    steps = {mode: 0 for mode in envs}
+    for seed in range(seeds):
+        for mode, env in envs.items():
+            env.reset(seed=seed)
+            for action in env.oracle_actions():
+                t = time.perf_counter_ns()
+                _, _, terminated, truncated, _ = env.step(action)
+                spent[mode] += time.perf_counter_ns() - t
+                steps[mode] += 1
+                if terminated or truncated:
+                    break
+    terminal, per_turn = (spent[m] / max(steps[m], 1) for m in ("terminal", "per_turn"))
+    ratio = per_turn / terminal
+    return [f"{env_id}: step over oracle episodes, terminal {terminal / 1e3:.0f} us | per_turn {per_turn / 1e3:.0f} us "
+            f"= {ratio:.2f}x ({steps['per_turn']} steps) (floor <= {floor:g}x) {'PASS' if ratio <= floor else 'FAIL'}"]
+
+
 def generation(n: int = 50, floor_s: float = 60) -> list[str]:
     examples = sorted((ROOT / "examples" / "specs").glob("*.json"))
     specs = [s for p in examples for s in load_specs(p)]
@@ -83,17 +107,19 @@ def generation(n: int = 50, floor_s: float = 60) -> list[str]:
             f"{'PASS' if elapsed <= floor_s and ok == n else 'FAIL'}"]
 
 
-def run(steps: int = 300, resets: int = 300, json_repeat: int = 2000, specs: int = 50) -> list[str]:
+def run(steps: int = 300, resets: int = 300, json_repeat: int = 2000, specs: int = 50,
+        per_turn_seeds: int = 100) -> list[str]:
     """Every registered env, then `specs` specs generated; the floors hold at the default sizes."""
     lines: list[str] = []
     for env_id in sorted(registered()):
         lines += step_and_reset(env_id, steps, resets, json_repeat)
+        lines += per_turn_cost(env_id, per_turn_seeds)
     return lines + generation(specs, floor_s=60 * specs / 50)
 
 
 def smoke() -> list[str]:
     """Every registered env and one spec, a few samples each: the code runs; its figures mean nothing."""
-    return run(steps=3, resets=3, json_repeat=10, specs=1)
+    return run(steps=3, resets=3, json_repeat=10, specs=1, per_turn_seeds=1)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ LANES: dict[str, str] = {
     "test_helpdesk_planted.py::test_the_balance_is_learned_*": SLOW,
     "test_crash_safety.py::test_sigkill_*": SLOW,  # `generate` killed at random moments
     "test_serving*.py::*": SLOW,  # a `trace-envs serve` per file, sessions that must time out
+    "test_per_turn.py::test_a_thousand_episodes_*": SLOW,  # 1,000 episodes, each replayed in terminal mode
+    "test_per_turn.py::test_serv*": SLOW,  # `trace-envs serve --reward-mode per_turn`; the serving imports alone
+    "test_per_turn.py::test_content_free_probes_*": SLOW,  # every content-free probe on every committed env
     "test_family_conditional_request.py::test_helpdesk_mining_*": SLOW,
     # what reads an example env's validation report (`validated_example`) or validates a mined spec; the quick lane
     # plays the same envs with the oracle, the mutants and lazy agents

@@ -23,6 +23,10 @@ def serve(
     allow_origin: Annotated[list[str] | None, typer.Option(
         "--allow-origin", metavar="ORIGIN",
         help="A browser origin allowed besides localhost, e.g. https://lab.example.org ('*': any); repeatable.")] = None,
+    reward_mode: Annotated[str, typer.Option(
+        "--reward-mode", metavar="MODE",
+        help="terminal: the check's score on the last step; per_turn: each step pays the change of the score it "
+             "caused (an episode's rewards sum to the terminal score).")] = "terminal",
 ) -> None:
     """Serve an env with OpenEnv's server until Ctrl-C / SIGTERM.
 
@@ -30,16 +34,22 @@ def serve(
     in other processes or machines play isolated episodes concurrently. Clients: `trace_envs.serving.remote.RemoteEnv(url)`
     (a Gymnasium env) or OpenEnv's `GenericEnvClient(base_url=url)` with actions `{"text": ...}`. /health, /schema
     and /metadata describe the server. A malformed message gets an error reply and the session goes on; an idle
-    session is closed after --idle-timeout; requests from web pages of other origins are refused.
+    session is closed after --idle-timeout; requests from web pages of other origins are refused. With
+    --reward-mode per_turn every session's env pays each step the change of the check's score that step caused.
 
     \b
     Example:
       trace-envs serve trace/airline_check_cabin_before_cancel --port 8000
+      trace-envs serve trace/airline_check_cabin_before_cancel --port 8000 --reward-mode per_turn
       python -c "from trace_envs.serving.remote import RemoteEnv; print(RemoteEnv('http://127.0.0.1:8000').reset(seed=0))"
     """
     from trace_envs.cli.common import resolve_env
 
+    from trace_envs.runtime.base import REWARD_MODES
+
     env_id = resolve_env(env)
+    if reward_mode not in REWARD_MODES:
+        raise fail(f"--reward-mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
     if not 0 < port < 65536 or max_sessions < 1:
         raise fail("--port must be in 1..65535 and --max-sessions at least 1")
     if not 0 <= idle_timeout < 1e9 or max_body < 1024:
@@ -52,7 +62,8 @@ def serve(
     limits = ServeLimits(idle_timeout_s=idle_timeout or None, max_body_bytes=max_body,
                          allow_origins=tuple(allow_origin or ()))
     try:
-        run_server(env_id, host=host, port=port, max_sessions=max_sessions, limits=limits)
+        run_server(env_id, host=host, port=port, max_sessions=max_sessions, limits=limits,
+                   env_kwargs={"reward_mode": reward_mode} if reward_mode != "terminal" else None)
     except OSError as exc:
         raise fail(f"{exc} (is another server using the port?)") from None
 

@@ -103,11 +103,14 @@ def run_policy(env: TraceEnv, policy: Policy, seed: int, sample: int = 0) -> tup
 
 
 def _play(env: TraceEnv, actions) -> tuple[float, dict[str, Any]]:
+    # The episode's return: the last step's reward in terminal mode, the sum of every step's in per_turn mode.
     info: dict[str, Any] = {}
+    total = 0.0
     for action in actions:
         _, reward, terminated, truncated, info = env.step(action)
+        total += reward
         if terminated or truncated:
-            return float(reward), info
+            return float(total), info
     # The script ran out before the user ended the conversation: score what was done.
     result = env.score()
     return result.score, {**info, "reward_breakdown": result.breakdown, "success": result.passed}

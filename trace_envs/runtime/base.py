@@ -8,6 +8,7 @@ parsing actions, validating arguments, the scripted user, the message log in Ope
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from typing import Any
@@ -42,6 +43,8 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "null": (type(None),),
 }
+
+REWARD_MODES = ("terminal", "per_turn")
 
 ACTION_FORMAT = (
     "To call a tool, reply with only a JSON object {\"name\": <tool name>, \"arguments\": {...}} "
@@ -108,17 +111,44 @@ def check_arguments(tool: ToolSpec, args: dict[str, Any]) -> str | None:
     return None
 
 
+def _increment(paid: float, score: float) -> float:
+    """The per-turn reward that brings `paid` (the rewards so far, added in order) to `score` when added to it: the
+    difference itself, or a neighbouring float where rounding would miss by a unit. So no error builds up over an
+    episode, a step that leaves the score as it was pays exactly 0.0, and the sum is `score` exactly wherever a float
+    can make it so; where none can (a score that is no multiple of a power of two, as 1/3, after more than twice as much
+    was paid: the sum's rounding is coarser than the score's), it is the nearest float, within 2**-53 of `score`."""
+    reward = score - paid
+    for toward in (math.inf, -math.inf):
+        step = reward
+        for _ in range(4):
+            if paid + step == score:
+                return step
+            step = math.nextafter(step, toward)
+    return reward
+
+
 class TraceEnv(gym.Env[str, str]):
-    """A text env: actions are tool calls or messages to the user; the terminal reward is the spec's check."""
+    """A text env: actions are tool calls or messages to the user; the reward is the spec's check.
+
+    `reward_mode="terminal"` (the default) pays the check's score on the last step and 0.0 before. With
+    `reward_mode="per_turn"` each step pays the change of the check's score on the trace so far that the step caused,
+    so the rewards of an episode sum to its terminal score (exactly, see `_increment`), and a clause met and later
+    undone (a second write that breaks a penalty clause) is taken back on the step that undid it; every step's info
+    then carries the score so far (`score`) and its clauses (`reward_breakdown`)."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
     SPEC: CapabilitySpec
     terminal_tools: frozenset[str] = frozenset()
 
-    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
+    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None,
+                 reward_mode: str = "terminal"):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
         self.render_mode = render_mode
+        self.reward_mode = reward_mode
+        self._paid = 0.0  # per_turn: the sum of the rewards paid so far this episode
         self.capability: CapabilitySpec = self.SPEC
         self.max_turns = max_turns or self.SPEC.knobs.max_turns
         self.hint_rate = self.SPEC.knobs.hint_rate if hint_rate is None else hint_rate
@@ -173,6 +203,7 @@ class TraceEnv(gym.Env[str, str]):
         self._steps = [TraceStep(kind="user", text=self.opening)]
         self._turns = 0
         self._call_counter = 0
+        self._paid = 0.0
         self.done = False
         return sanitize(self.opening), self._info()
 
@@ -199,12 +230,19 @@ class TraceEnv(gym.Env[str, str]):
         truncated = not terminated and self._turns >= self.max_turns
         reward = 0.0
         info = self._info()
-        if terminated or truncated:
+        ended = terminated or truncated
+        if ended:
             self.done = True
+        if ended or self.reward_mode == "per_turn":  # terminal mode scores the last step only
             result = self.score()
-            reward = result.score
             info["reward_breakdown"] = result.breakdown
-            info["success"] = result.passed
+            if self.reward_mode == "terminal":
+                reward = result.score
+            else:
+                reward = self._pay(result.score)
+                info["score"] = result.score
+            if ended:
+                info["success"] = result.passed
         return sanitize(obs), reward, terminated, truncated, info
 
     def render(self) -> str | None:
@@ -267,6 +305,11 @@ class TraceEnv(gym.Env[str, str]):
         return list(self._messages)
 
     # ---- internals -----------------------------------------------------------------------------------------------
+    def _pay(self, score: float) -> float:
+        reward = _increment(self._paid, score)
+        self._paid += reward
+        return reward
+
     def _record_say(self, text: str) -> None:
         self._messages.append({"role": "assistant", "content": text})
         self._steps.append(TraceStep(kind="say", text=text))

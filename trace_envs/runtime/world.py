@@ -365,8 +365,8 @@ class RecordEnv(TraceEnv):
     """A TraceEnv whose tools act on records keyed by the spec's `key` role: the `read` tool returns the record, a
     write tool that takes the key changes it, the `handoff` tool records the transfer. Only these tools are offered."""
 
-    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
-        super().__init__(render_mode=render_mode, max_turns=max_turns, hint_rate=hint_rate)
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
         working = [t for t in self.tool_specs if self.works(t)]
         if len(working) != len(self.tool_specs):
             from trace_envs.runtime.base import tool_schema

@@ -1,7 +1,7 @@
 """Serve a registered env over HTTP / WebSocket with OpenEnv's server (`trace-envs serve ENV`).
 
 Each WebSocket session (`/ws`: reset, step, state, close) gets an env instance of its own, made with
-`gym.make(env_id)` and driven only through the public Gymnasium API, so a remote episode is the in-process episode:
+`gym.make(env_id, **env_kwargs)` (e.g. `reward_mode="per_turn"`) and driven only through the public Gymnasium API, so a remote episode is the in-process episode:
 same seed, same observations, same reward; a step's `info` goes over the wire as what the step added
 (`trace_envs.serving.remote.info_delta`; a step sent with `"transcript": true` carries the whole info), and
 `trace_envs.serving.remote.RemoteEnv` rebuilds the in-process `info` from it. Sessions run concurrently, one worker
@@ -51,15 +51,16 @@ def _info(info: dict[str, Any]) -> dict[str, Any]:
 
 
 class SessionEnv(Environment[TraceAction, TraceObservation, TraceState]):
-    """One served session: a `gym.make(env_id)` env behind OpenEnv's Environment interface."""
+    """One served session: a `gym.make(env_id, **env_kwargs)` env behind OpenEnv's Environment interface."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # instances share nothing mutable
 
-    def __init__(self, env_id: str):
-        """`env_id`: a registered Gymnasium id, e.g. `trace/<capability>`."""
+    def __init__(self, env_id: str, **env_kwargs: Any):
+        """`env_id`: a registered Gymnasium id, e.g. `trace/<capability>`; `env_kwargs`: the env's constructor
+        arguments (`reward_mode`, `max_turns`, ...)."""
         super().__init__()
         self.env_id = env_id
-        self._env = gym.make(env_id)
+        self._env = gym.make(env_id, **env_kwargs)
         self._state = TraceState(env_id=env_id)
         # The env's last info as it returned it: its messages are the env's own message objects, so the next step's
         # delta compares them by identity, and only the delta is converted to JSON-safe values.
@@ -155,14 +156,18 @@ class _Sessions(HTTPEnvServer):
                         print(f"warning: closing expired session {sid}: {exc}", file=sys.stderr, flush=True)
 
 
-def build_app(env_id: str, max_sessions: int = 64, limits: ServeLimits | None = None) -> Any:
+def build_app(env_id: str, max_sessions: int = 64, limits: ServeLimits | None = None,
+              env_kwargs: dict[str, Any] | None = None) -> Any:
     """The FastAPI app serving `env_id` (raises gymnasium's error for an unknown id). `max_sessions`: concurrent
     sessions allowed (default 64); one more is refused with a CAPACITY_REACHED error. `limits`: idle timeout, body size
-    and allowed origins (`ServeLimits()`: 300 s, 1 MiB, localhost only)."""
+    and allowed origins (`ServeLimits()`: 300 s, 1 MiB, localhost only). `env_kwargs`: what every session's env is
+    made with (`{"reward_mode": "per_turn"}`); one env is made here, so that a bad value fails now, not per session."""
     limits = limits or ServeLimits()
+    env_kwargs = dict(env_kwargs or {})
     gym.spec(env_id)
+    gym.make(env_id, **env_kwargs).close()
     app = FastAPI(title=f"trace-envs: {env_id}", version="1.0.0")
-    sessions = _Sessions(partial(SessionEnv, env_id), TraceAction, TraceObservation, concurrency_config=ConcurrencyConfig(
+    sessions = _Sessions(partial(SessionEnv, env_id, **env_kwargs), TraceAction, TraceObservation, concurrency_config=ConcurrencyConfig(
         max_concurrent_envs=max_sessions, session_timeout=limits.idle_timeout_s))
     sessions.register_routes(app)
 
@@ -204,27 +209,29 @@ def _check_port(host: str, port: int) -> None:
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def make_server(env_id: str, host: str, port: int, max_sessions: int = 64, limits: ServeLimits | None = None) -> Any:
-    """The uvicorn server (not started) for `build_app(env_id, max_sessions, limits)` on host:port."""
+def make_server(env_id: str, host: str, port: int, max_sessions: int = 64, limits: ServeLimits | None = None,
+                env_kwargs: dict[str, Any] | None = None) -> Any:
+    """The uvicorn server (not started) for `build_app(env_id, max_sessions, limits, env_kwargs)` on host:port."""
     import uvicorn
 
     limits = limits or ServeLimits()
     # Frames up to 16 MiB reach the guard, which answers one past the limit with an error frame; a larger one is
     # refused by the WebSocket layer itself (close code 1009).
-    return uvicorn.Server(uvicorn.Config(build_app(env_id, max_sessions, limits), host=host, port=port,
+    return uvicorn.Server(uvicorn.Config(build_app(env_id, max_sessions, limits, env_kwargs), host=host, port=port,
                                          log_level="warning", ws_max_size=max(16 << 20, 2 * limits.max_body_bytes)))
 
 
 def serve(env_id: str, host: str = "127.0.0.1", port: int = 8000, max_sessions: int = 64,
-          limits: ServeLimits | None = None) -> None:
+          limits: ServeLimits | None = None, env_kwargs: dict[str, Any] | None = None) -> None:
     """Run the server until SIGINT / SIGTERM, then shut down gracefully (open sessions are closed) and return, so the
-    process exits with status 0. Raises OSError when it cannot listen on host:port. `limits`: see `build_app`."""
+    process exits with status 0. Raises OSError when it cannot listen on host:port. `limits`, `env_kwargs`: see
+    `build_app`."""
     import signal
     import threading
 
     _check_port(host, port)
     limits = limits or ServeLimits()
-    server = make_server(env_id, host, port, max_sessions, limits)
+    server = make_server(env_id, host, port, max_sessions, limits, env_kwargs)
 
     def stop(signum: int, frame: Any) -> None:
         server.should_exit = True
@@ -238,8 +245,9 @@ def serve(env_id: str, host: str = "127.0.0.1", port: int = 8000, max_sessions: 
         while worker.is_alive():
             if server.started:
                 idle = f"{limits.idle_timeout_s:g} s" if limits.idle_timeout_s else "off"
+                made = "".join(f"; {k}={v!r}" for k, v in (env_kwargs or {}).items())
                 print(f"serving {env_id} on http://{host}:{port} (sessions: ws://{host}:{port}/ws, up to "
-                      f"{max_sessions}; idle timeout {idle})", file=sys.stderr, flush=True)
+                      f"{max_sessions}; idle timeout {idle}{made})", file=sys.stderr, flush=True)
                 break
             worker.join(0.05)
         while worker.is_alive():

@@ -50,12 +50,10 @@ class MultiRequestParams(BaseModel):
 
 
 class MultiRequestEnv(RecordEnv):
-    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
+    def __init__(self, max_turns: int | None = None, **kwargs: Any):
         # Per request: a read, a question or two and the write, each possibly announced, plus the closing.
         floor = 8 * self.SPEC.knobs.requests + 6
-        super().__init__(
-            render_mode=render_mode, max_turns=max_turns or max(self.SPEC.knobs.max_turns, floor), hint_rate=hint_rate
-        )
+        super().__init__(max_turns=max_turns or max(self.SPEC.knobs.max_turns, floor), **kwargs)
 
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC

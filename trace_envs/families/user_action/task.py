@@ -189,8 +189,8 @@ class UserActionEnv(RecordEnv):
     user's own check tool, whose text the user reads out when asked; the user-side tools change it when the user is
     told to use them. They are never offered to the agent."""
 
-    def __init__(self, render_mode: str | None = None, max_turns: int | None = None, hint_rate: float | None = None):
-        super().__init__(render_mode=render_mode, max_turns=max_turns, hint_rate=hint_rate)
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
         for tool in self._user_side():
             self._kinds[tool] = USER_KIND
 
