@@ -308,7 +308,9 @@ def test_nothing_kept_says_why(app, tmp_path):
         assert line == (f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/10\t"
                         f"{r['status']}")
         assert "Cov " in r["status"] and "< 0.9" in r["status"]
-    assert "candidates.json and report.md" in lines[5]
+    advice = [line for line in lines[5:] if line.startswith("  to keep something: ")]
+    assert advice, res.stdout
+    assert "candidates.json and report.md" in lines[5 + len(advice)]
     res = run_cli(app, path, "-o", tmp_path / "out2", "-q")
     assert "none kept" not in res.stdout
 
@@ -360,3 +362,21 @@ def test_names_kept_in_two_domains_get_the_domain_as_a_suffix():
         assert kept_rows == {c.name for c in r.capabilities}
         covered = {n for names in r.diagnosis.coverage.values() for n in names}
         assert covered <= kept_rows
+
+
+@needs_data
+def test_nothing_kept_says_why_and_what_to_add():
+    """Mined with a threshold nothing reaches, the result names the threshold, the closest candidates and the
+    evidence that would change it: the policy as --rules for the gates the runs do not settle, more failed runs."""
+    from trace_envs.mining.options import MineOptions
+    from trace_envs.mining.pipeline import mine
+    from trace_envs.trajectories.loaders import load_runs
+
+    runs = load_runs([str(TAU2 / "gpt-4.1_retail.json")]).runs
+    result = mine(runs, options=MineOptions(rho=0.9))
+    assert result.capabilities == []
+    assert "Cov >= 0.9" in result.none_kept_reason()
+    advice = result.what_to_add()
+    assert any("--rules" in line and "examples/rules/retail.yaml" in line for line in advice)
+    assert any(f"only {result.n_failed} failed run(s)" in line for line in advice)
+    assert result.ground_truth == {"source": 40}

@@ -167,6 +167,9 @@ class Pipeline:
             llm = LLMClient(self.cfg.llm, base_url=self.cfg.llm_base_url)
         result = mine(self.load().runs, options=self.cfg.mine, llm=llm)
         write_outputs(result, self.out / "mine")
+        reason = result.none_kept_reason()
+        if reason:  # the stages after this one have nothing to work on: say why, and what would change it
+            return "; ".join([f"{len(result.candidates)} candidates, none kept: {reason}", *result.what_to_add()])
         return f"{len(result.candidates)} candidates, {len(result.capabilities)} kept"
 
     def stage_generate(self) -> str:

@@ -173,6 +173,8 @@ def _print_result(result, written: dict, prefix: str) -> None:
         for r in near:
             print(f"  {r['name']}\tcov={r['cov']:.2f}\tdelta={r['delta']:.2f}\tpasses={r['passes']}/{r['resamples']}"
                   f"\t{r['status']}")
+        for line in result.what_to_add():
+            print(f"  to keep something: {line}")
         print("  (every candidate, with why it was not kept, is in candidates.json and report.md)")
     for spec in result.capabilities:
         ev = spec.evidence

@@ -55,6 +55,7 @@ class MineResult:
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    ground_truth: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_runs(self) -> int:
@@ -76,8 +77,8 @@ class MineResult:
         return sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:top]
 
     def none_kept_reason(self) -> str | None:
-        """Why nothing was kept, in the words of the thresholds (`closest()` gives the candidates that came nearest);
-        None when something was kept."""
+        """Why nothing was kept, in the words of the thresholds (`closest()` gives the candidates that came nearest,
+        `what_to_add()` the evidence that would change it); None when something was kept."""
         if self.capabilities:
             return None
         o = self.options
@@ -85,7 +86,45 @@ class MineResult:
             return "no candidate was proposed"
         if not self.closest():
             return f"none of the {len(self.candidates)} candidates applies to any run (NA on every run)"
+        refused = len(self.unpublished())
+        if refused:
+            return (f"{refused} candidate(s) passed the thresholds but generate refuses their envs (the warnings say "
+                    "why); no other reached them")
         return f"no candidate reached Cov >= {o.rho} and Delta >= {o.delta} in at least {o.k} of {o.n} resamples"
+
+    def unpublished(self) -> list[str]:
+        """The warnings of candidates the thresholds kept and `generate` would refuse."""
+        return [w for w in self.warnings if "generate refuses its env" in w]
+
+    def what_to_add(self) -> list[str]:
+        """When nothing was kept: what evidence would let the miner keep something, one line each, from what the
+        proposal rules said they lacked, the ground truth the runs carry and the failed runs there are."""
+        if self.capabilities:
+            return []
+        lines: list[str] = []
+        refused = [w for w in self.warnings if "not proposed:" in w]
+        gates = [w for w in refused if "params.field" in w or "params.blocked" in w or "nothing decides" in w]
+        if gates:
+            lines.append(f"{len(gates)} proposal(s) need a policy condition the runs do not settle (which record "
+                         "field allows a write, when a human is needed): give the policy as rules with --rules FILE "
+                         "(templates: examples/rules/airline.yaml, examples/rules/retail.yaml)")
+        if len(refused) > len(gates):
+            lines.append(f"{len(refused) - len(gates)} other proposal(s) were refused for missing parameters: the "
+                         "`not proposed:` warnings name the field each needs")
+        truth = self.ground_truth
+        if truth and truth.get("none", 0) == self.n_runs and self.n_runs:
+            lines.append("no run carries expected actions and no task has a passed run to infer them from: include "
+                         "runs that passed (several trials per task) or the tasks' expected actions")
+        elif truth and truth.get("none", 0) > self.n_runs / 2:
+            lines.append(f"{truth['none']} of {self.n_runs} runs have neither expected actions nor a passed run of "
+                         "their task or a similar one: more trials per task give the labelers ground truth")
+        if self.n_failed < 10:
+            lines.append(f"only {self.n_failed} failed run(s): a capability must cover a share of them in most "
+                         "resamples; more runs, or lower --rho / --delta at the cost of keeping noise")
+        if self.unpublished():
+            lines.append("fix what the `generate refuses its env` warnings name, or keep such candidates with "
+                         "--no-publish-check to inspect them")
+        return lines
 
 
 def contrast_problem(n_runs: int, n_failed: int) -> str | None:
@@ -184,6 +223,8 @@ def mine(
     head, rest, note = _with_expected(head, rest, kinds)
     if note:
         warnings.append(note)
+    truth = Counter("source" if r.ground_truth is not None and r.meta.get("expected") is None
+                    else (r.meta.get("expected") or "none") for r in head)
     groups = group_runs(head)
     summary = contrast_summary(groups)
     skipped: list[str] = []
@@ -227,7 +268,7 @@ def mine(
     if labeler is not None:
         usage = llm.usage.as_dict()
     return _select(candidates, matrix, o, collector.diagnosis, profile=profile, contrast=summary, mode=mode,
-                   usage=usage, warnings=warnings, failures=failures)
+                   usage=usage, warnings=warnings, failures=failures, ground_truth=dict(truth))
 
 
 def _with_expected(head: list[Run], rest: Iterable[Run], kinds: dict[str, str]

@@ -54,7 +54,8 @@ def render_markdown(result: MineResult, png_note: str | None = None) -> str:
     lines += diagnosis_markdown(result)
     lines += ["", "## Capabilities the agent lacks", ""]
     if not result.capabilities:
-        lines.append("None passed the thresholds.")
+        lines.append(f"None kept: {result.none_kept_reason()}.")
+        lines += ["", *(f"- to keep something: {line}" for line in result.what_to_add())]
     for rank, spec in enumerate(result.capabilities, 1):
         ev = spec.evidence
         lines += [
