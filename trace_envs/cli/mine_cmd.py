@@ -164,6 +164,8 @@ def mine(
 def _print_result(result, written: dict, prefix: str) -> None:
     """The summary of one domain's mining: counts, each kept capability, LLM usage, warnings, the files written;
     `prefix` names the domain when several were mined."""
+    from trace_envs.mining.gates import GATE_NOTE
+
     print(f"{prefix}mined {result.n_runs} runs ({result.n_runs - result.n_failed} passed, {result.n_failed} failed) "
           f"with {result.mode}: {len(result.candidates)} candidates, {len(result.capabilities)} kept")
     reason = result.none_kept_reason()
@@ -180,6 +182,9 @@ def _print_result(result, written: dict, prefix: str) -> None:
         ev = spec.evidence
         print(f"  {spec.name}\tcov={ev.cov:.2f}\tdelta={ev.delta:.2f}\tpasses={ev.passes}/{ev.resamples}\t"
               f"failed_runs={','.join(ev.lacking_failed[:3])}")
+        gate = spec.description.partition(f" {GATE_NOTE} ")[2]
+        if gate:  # the gate the env will hold an agent to, and the evidence it rests on
+            print(f"    gate: {gate}")
     if result.usage:
         u = result.usage
         cost = "unknown" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}"

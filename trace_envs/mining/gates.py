@@ -23,6 +23,7 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
     otherwise (a rule the agent is never shown cannot be checked)."""
     read, write, key = roles.get("read", ""), roles.get("write", ""), roles.get("key", "")
     gate = rules_gate(rules, write, index.enum_fields(read)) if rules is not None else None
+    source = " (a domain rule: a --rules file, or the runs where the policy states it)"
     if gate is None:
         # What the runs show, checked against the policy: a field whose value a policy sentence names together with
         # the write's action ("Basic economy flights cannot be modified") before one the policy only mentions
@@ -34,7 +35,35 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         if gate is None:
             return {}, ""
         gate = as_the_policy_says(gate, policy, write)
-    return gate, f" The write is allowed only when {gate['field']} is {' or '.join(map(str, gate['allowed']))}."
+        wrote, held = gate_evidence(index, read, write, key, gate)
+        stated = policy_support(policy, gate, write) >= 2
+        source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
+                  "with a blocked value left alone by passed runs or written against the expected actions; the policy "
+                  + ("states it" if stated else "names the field or its values, in no sentence about this write")
+                  + ")")
+        if not stated and held < WEAK_BELOW:
+            source += f"; {WEAK_EVIDENCE}: check it, or state the rule with --rules FILE (see examples/rules/)"
+    return gate, f" {GATE_NOTE} {gate['field']} is {' or '.join(map(str, gate['allowed']))}{source}."
+
+
+GATE_NOTE = "The write is allowed only when"  # the capability's description states its gate after these words
+WEAK_EVIDENCE = "weak evidence"
+WEAK_BELOW = 3  # records on the blocked side under which a gate the policy does not state is flagged
+
+
+def gate_evidence(index: ResultIndex, read: str, write: str, key: str, gate: dict[str, Any]) -> tuple[int, int]:
+    """The runs on each side of a learned gate: (writes passed runs made on a record with an allowed value, records
+    with a blocked value that passed runs read and left alone or that writes the expected actions do not make took)."""
+    field = gate["field"]
+    allowed, blocked = set(map(str, gate["allowed"])), set(map(str, gate["blocked"]))
+    before = index.before_write.get((read, write, key), {}).get(field, {})
+    outcomes = index.outcomes.get((read, write), {}).get(field, {})
+    judged = index.judged.get((read, write, key), {}).get(field, {})
+    wrote = max(sum(n for v, n in before.items() if str(v) in allowed),
+                sum(c[0] for v, c in outcomes.items() if str(v) in allowed))
+    held = sum(c[1] for v, c in outcomes.items() if str(v) in blocked) + \
+        sum(c[1] for v, c in judged.items() if str(v) in blocked)
+    return wrote, held
 
 
 def as_the_policy_says(gate: dict[str, Any], policy: str, write: str) -> dict[str, Any]:

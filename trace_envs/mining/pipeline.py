@@ -23,6 +23,7 @@ import numpy as np
 
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
 from trace_envs.mining.diagnosis import Diagnosis, DiagnosisCollector, cover, restates_outcome
+from trace_envs.mining.gates import WEAK_EVIDENCE
 from trace_envs.mining.expected import INFERRED, SIMILAR, ExpectedFromPassed
 from trace_envs.mining.label import LACKING, PRESENT, Candidate, LabelMatrix, label_runs
 from trace_envs.mining.propose_offline import propose_offline
@@ -322,6 +323,9 @@ def _select(candidates: list[Candidate], matrix: LabelMatrix, o: MineOptions, di
     if o.check_publish:
         warnings += _publishable(sel, rows, names, spec_of)
     caps = [spec_of(j) for j in sel.kept]
+    # A kept env punishes whoever breaks its gate: a gate few runs support and no policy sentence states is said.
+    warnings += [f"{spec.name}: {spec.description.rsplit('. ', 1)[-1].strip()}" for spec in caps
+                 if WEAK_EVIDENCE in spec.description]
     cover(diagnosis, [candidates[j] for j in sel.kept], matrix.labels, matrix.run_ids, list(sel.kept))
     return MineResult(candidates=candidates, selection=sel, matrix=matrix, rows=rows, capabilities=caps, options=o,
                       warnings=warnings, diagnosis=diagnosis, **rest)

@@ -1,0 +1,63 @@
+"""The two planted-deficit domains written outside this project (../shared/external-domains), mined as a user would,
+with their expected actions and with every run's expected actions removed (as users' own logs come): the deficits
+each recovers by the family that teaches it, scored by the domains' own score.py, and nothing kept for the decoy or
+the noise (issue 25's floors: library >= 4 of 5, utility >= 3 of 4, in both variants)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trace_envs.cli import _load_commands, app
+
+_load_commands()
+
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external-domains"
+pytestmark = pytest.mark.skipif(not EXTERNAL.exists(), reason="../shared/external-domains not found beside the repo")
+FLOORS = {"library": 4, "utility": 3}
+
+
+def _without_expected(path: Path, out: Path) -> Path:
+    runs = json.loads(path.read_text())
+    for run in runs:
+        (run.get("info") or {}).get("task", {}).pop("actions", None)
+    out.write_text(json.dumps(runs))
+    return out
+
+
+@pytest.mark.parametrize("expected", ["with", "without"])
+@pytest.mark.parametrize("domain", sorted(FLOORS))
+def test_external_domain_deficits_recovered(domain, expected, tmp_path):
+    runs = tmp_path / f"{domain}.json"
+    subprocess.run([sys.executable, str(EXTERNAL / f"{domain}_sim.py"), str(runs)], check=True, capture_output=True)
+    if expected == "without":
+        runs = _without_expected(runs, tmp_path / f"{domain}_bare.json")
+        assert "actions" not in json.loads(runs.read_text())[0]["info"]["task"]
+    out = tmp_path / "mined"
+    res = CliRunner().invoke(app, ["mine", str(runs), "-o", str(out), "--offline", "-q"])
+    assert res.exit_code == 0, res.output
+    scored = subprocess.run([sys.executable, str(EXTERNAL / "score.py"), str(out / "capabilities.json"),
+                             str(tmp_path / f"{domain}.truth.json")], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"recovered (\d+) of (\d+) .*precision ([\d.]+)", scored)
+    assert m, scored
+    assert int(m.group(1)) >= FLOORS[domain], scored
+    assert float(m.group(3)) == 1.0, scored  # nothing kept for the decoy or the noise
+
+
+def test_a_gate_learned_from_runs_prints_its_evidence(tmp_path):
+    """Without a rules file the library's renewal gate is learned from the runs: `mine` prints it with the runs on
+    each side and whether the policy states it."""
+    runs = tmp_path / "library.json"
+    subprocess.run([sys.executable, str(EXTERNAL / "library_sim.py"), str(runs)], check=True, capture_output=True)
+    res = CliRunner().invoke(app, ["mine", str(runs), "-o", str(tmp_path / "mined"), "--offline"])
+    assert res.exit_code == 0, res.output
+    gates = [line for line in res.output.splitlines() if line.startswith("    gate: ")]
+    assert gates, res.output
+    assert any(re.search(r"learned from the runs: \d+ write\(s\) by passed runs on an allowed value, \d+ record", g)
+               for g in gates), gates
