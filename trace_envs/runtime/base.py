@@ -19,6 +19,7 @@ from gymnasium import spaces
 from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
+from trace_envs.runtime.backend import refusal, string_leaves
 from trace_envs.runtime.parse import clean_text, parse_action
 from trace_envs.runtime.scenario import RESULT, Scenario, ToolError
 from trace_envs.runtime.text_space import SharedText
@@ -155,6 +156,7 @@ class TraceEnv(gym.Env[str, str]):
         # point of it, so any run of consecutive seeds holds each class at its share; without one, a random draw.
         self.class_draw = float((seed * GOLDEN) % 1.0) if seed is not None else float(self.np_random.random())
         self.scenario = self.build_scenario(self.np_random)
+        self._world_ids = self._ids_of_world()
         # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(
             facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests),
@@ -310,12 +312,39 @@ class TraceEnv(gym.Env[str, str]):
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
         problem = check_arguments(tool, args)
+        if problem is None and tool.kind == "write":
+            problem = refusal(self.SPEC, tool, args, self._known_ids())
         if problem is not None:
             return {"error": problem}, True
         try:
             return self.run_tool(name, args, self.scenario.state), False  # type: ignore[union-attr]
         except ToolError as exc:
             return {"error": str(exc)}, True
+
+    def _ids_of_world(self) -> set[str]:
+        """The ids the scenario's world holds: its records', and those the user's own request supplies (what the
+        oracle passes: a card on the user's profile the env keeps no record of)."""
+        assert self.scenario is not None
+        ids = string_leaves(self.scenario.state)
+        for action in self.scenario.oracle:
+            for c in parse_action(action).calls:
+                ids |= string_leaves(c.arguments)
+        return ids
+
+    def _known_ids(self) -> set[str]:
+        """The world's ids and every id a successful call showed so far (a backend knows what it issued)."""
+        known = set(self._world_ids)
+        for step in self._steps:
+            if step.kind != "call" or step.error:
+                continue
+            result = step.result
+            if isinstance(result, str) and result[:1] in ("{", "["):
+                try:
+                    result = json.loads(result)
+                except ValueError:
+                    pass
+            known |= string_leaves(result)
+        return known
 
     def _system_prompt(self, use_hint: bool) -> str:
         tools = "\n".join(f"- {t.name}: {t.description}" for t in self.tool_specs)
