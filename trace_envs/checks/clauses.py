@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from trace_envs.checks.asking import asks, describe_question, details_for, user_agrees, words_for
-from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve
+from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve, values_equal
 from trace_envs.checks.refs import CallRef, errored_note, show_arg, show_call, show_value, succeeded
 from trace_envs.checks.statements import audit_messages, in_a_sentence
 from trace_envs.checks.trace import ActionTrace, TraceStep
@@ -27,7 +27,7 @@ from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES
 from trace_envs.language.values import scalar_leaves, text_mentions
 
 __all__ = [
-    "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
+    "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "ArgumentsBound", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
     "Communicated", "Confirmation", "FinalState", "Grounded", "Label", "NoCall", "Order",
 ]
 
@@ -419,8 +419,79 @@ def _lookup(state: Any, path: str, b: dict[str, Any]) -> tuple[bool, Any]:
     return True, node
 
 
+class ArgumentsBound(_Clause):
+    """Every successful write that the scenario expects, by tool and `key` value, passes the expected value of each
+    other argument the scenario determines (stated by the user, held by a record, dictated by the policy, the option
+    chosen, a computed sum), and any further argument only when it is free (`free`: tool -> argument -> the longest
+    text it may be). Arguments in `text` compare as text without case, spacing or punctuation (a reason in the user's
+    words); those in `skip` (tool -> arguments) are bound by another clause's own matcher (an amount within a
+    tolerance). The expected writes are the binding `writes`: `[{"tool": ..., "args": {...}}]`.
+
+    A penalty: a write on the right record with any other argument wrong (an invented payment method, seven bags where
+    the user confirmed two) zeroes the check. Calls on no expected record are other clauses' business."""
+
+    type: Literal["arguments_bound"] = "arguments_bound"
+    key: str | None = Field(default=None, description="The argument naming the record a write acts on.")
+    writes: str = Field(default="writes", pattern=r"^[a-z][a-z0-9_]{0,63}$", description="Binding of the writes.")
+    text: list[str] = Field(default_factory=list, max_length=50)
+    free: dict[str, dict[str, int]] = Field(default_factory=dict)
+    skip: dict[str, list[str]] = Field(default_factory=dict)
+    penalty: bool = True
+
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        expected = b.get(self.writes) or []
+        tools = {w.get("tool") for w in expected if isinstance(w, dict)}
+        for i, step in enumerate(trace.steps):
+            if not succeeded(step) or step.name not in tools:
+                continue
+            mine = [w for w in expected if w.get("tool") == step.name and self._same_record(w.get("args", {}), step)]
+            if not mine:
+                continue
+            misses = [self._miss(w.get("args", {}), step) for w in mine]
+            if all(misses):
+                return 0.0, f"penalty: {show_call(step, i)} {misses[0]}"
+        return 1.0, "met"
+
+    def _same_record(self, want: dict[str, Any], step: TraceStep) -> bool:
+        return self.key is None or self.key not in want or values_equal(want[self.key], step.arguments.get(self.key))
+
+    def _miss(self, want: dict[str, Any], step: TraceStep) -> str:
+        """Why `step` is not the expected write `want` (empty when it is)."""
+        skip = set(self.skip.get(step.name or "", [])) | {self.key}
+        got = step.arguments
+        for arg, value in want.items():
+            if arg in skip:
+                continue
+            if arg not in got:
+                return f"leaves out {arg}, which the scenario sets to {show_value(value)}"
+            same = same_text(value, got[arg]) if arg in self.text else values_equal(value, got[arg])
+            if not same:
+                return f"passes {arg}={show_value(got[arg])} where the scenario determines {show_value(value)}"
+        free = self.free.get(step.name or "", {})
+        for arg, value in got.items():
+            if arg in want or arg in skip:
+                continue
+            if arg not in free:
+                return f"passes {arg}={show_value(value)}, which the scenario leaves unset"
+            if not isinstance(value, str) or len(value) > free[arg]:
+                return f"passes {arg}={show_value(value)}, not a text of at most {free[arg]} characters"
+        return ""
+
+
+def same_text(expected: Any, actual: Any) -> bool:
+    """Two texts that differ at most in case, spacing and punctuation ("No longer needed." is "no longer needed")."""
+    if not (isinstance(expected, str) and isinstance(actual, str)):
+        return values_equal(expected, actual)
+    return _plain(expected) == _plain(actual)
+
+
+def _plain(text: str) -> str:
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.casefold()).split())
+
+
 Clause = Annotated[
-    Union[CallMade, Order, NoCall, Confirmation, Asked, AllCompleted, Grounded, Communicated, FinalState],
+    Union[CallMade, Order, NoCall, Confirmation, Asked, AllCompleted, Grounded, Communicated, FinalState,
+          ArgumentsBound],
     Field(discriminator="type"),
 ]
 

@@ -18,6 +18,7 @@ backend gives (`trace_envs.language.errors`):
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ from typing import Any
 
 import jsonschema
 
+from trace_envs.checks.clauses import ArgumentsBound, Check
 from trace_envs.language.errors import (
     PLACEHOLDER_VALUES,
     REFUSED_DATE,
@@ -196,3 +198,175 @@ def _schema_problem(schema: dict[str, Any], value: Any, what: str) -> str | None
         kinds = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         return REFUSED_TYPE.format(what=label, value=shown, kind=" or ".join(map(str, kinds)))
     return None  # other keywords (patterns, lengths) learned from a few examples are no backend's rule
+
+
+# ---- what a write's arguments are paid for --------------------------------------------------------------------------
+FREE_TEXT_CHARS = 500
+
+
+def is_text_argument(spec: CapabilitySpec, tool: ToolSpec, arg: str) -> bool:
+    """An argument a person fills in words (a reason, a note): a string that is no id, no date, no enum and no member
+    of a closed set."""
+    schema = tool.properties.get(arg)
+    return (isinstance(schema, dict) and schema.get("type") == "string" and not schema.get("enum")
+            and schema.get("format") != "date" and not is_id_name(arg) and not is_date_name(arg)
+            and closed_set(spec, tool, arg) is None)
+
+
+def _bound_elsewhere(check: Check, writes: set[str], key: str | None) -> dict[str, list[str]]:
+    """Write tool -> the arguments some clause of `check` already binds with its own matcher."""
+    out: dict[str, set[str]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("tool") in writes and isinstance(node.get("args"), dict):
+                out.setdefault(node["tool"], set()).update(a for a in node["args"] if a != key)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(check.model_dump(mode="json"))
+    return {t: sorted(a) for t, a in sorted(out.items()) if a}
+
+
+def argument_binding(spec: CapabilitySpec, tools: list[ToolSpec]) -> ArgumentsBound | None:
+    """The clause that binds every argument of the writes in `tools` (see `ArgumentsBound`), or None without writes."""
+    writes = [t for t in tools if t.kind == "write"]
+    if not writes:
+        return None
+    key = spec.roles.get("key")
+    text = sorted({a for t in writes for a in t.properties if a != key and is_text_argument(spec, t, a)})
+    free = {t.name: {a: FREE_TEXT_CHARS for a in t.properties if a not in t.required and a != key
+                     and is_text_argument(spec, t, a)} for t in writes}
+    return ArgumentsBound(
+        id="arguments_bound", key=key, text=text, free={t: f for t, f in free.items() if f},
+        skip=_bound_elsewhere(spec.check, {t.name for t in writes}, key),
+        description="every other argument of a write on the expected record is the one the scenario determines "
+                    "(stated by the user, held by the record, dictated by the policy, the option chosen, the sum "
+                    "computed); only free text arguments may be added",
+    )
+
+
+def bound_check(spec: CapabilitySpec, tools: list[ToolSpec]) -> Check:
+    """The spec's check with the argument binding added, unless it already binds arguments so."""
+    if any(c.type == "arguments_bound" for c in spec.check.clauses):
+        return spec.check
+    clause = argument_binding(spec, tools)
+    if clause is None or any(c.id == clause.id for c in spec.check.clauses):
+        return spec.check
+    return spec.check.model_copy(update={"clauses": [*spec.check.clauses, clause]})
+
+
+def argument_roles(spec: CapabilitySpec, tool: ToolSpec, clause: ArgumentsBound | None) -> dict[str, str]:
+    """Argument -> in words what the check pays it for (for the env's README)."""
+    out = {}
+    skip = set(clause.skip.get(tool.name, [])) if clause else set()
+    free = clause.free.get(tool.name, {}) if clause else {}
+    for arg in tool.properties:
+        if arg == spec.roles.get("key"):
+            out[arg] = "the record the request is about (key)"
+        elif arg in skip:
+            out[arg] = "bound by the check's own clauses"
+        elif clause is None:
+            out[arg] = "not checked"
+        elif arg in free:
+            out[arg] = f"the scenario's value when it sets one, else free text of at most {free[arg]} characters"
+        elif clause and arg in clause.text:
+            out[arg] = "the scenario's value, as text (case and punctuation aside)"
+        elif arg in tool.arg_sources:
+            out[arg] = f"the value the record holds at {tool.arg_sources[arg]}, exactly"
+        else:
+            out[arg] = "the value the user states (or the scenario computes or selects), exactly"
+    return out
+
+
+# ---- wrong-argument mutants -------------------------------------------------------------------------------------------
+NAN_TEXT = "nan"
+
+
+def _invented(value: str) -> str:
+    """An id shaped like `value` that no world holds: each digit and letter shifted by one."""
+    def shift(ch: str) -> str:
+        if ch.isdigit():
+            return str((int(ch) + 1) % 10)
+        if ch.isalpha() and ch.isascii():
+            base = ord("a") if ch.islower() else ord("A")
+            return chr(base + (ord(ch) - base + 1) % 26)
+        return ch
+    out = "".join(shift(c) for c in value)
+    return out if out != value else value + "9"
+
+
+def _first_string(value: Any, new: Any) -> tuple[Any, bool]:
+    """`value` with its first string leaf replaced by `new` (a callable of the old leaf), and whether one was."""
+    if isinstance(value, str):
+        return new(value), True
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            changed, done = _first_string(v, new)
+            if done:
+                return [*value[:i], changed, *value[i + 1:]], True
+    if isinstance(value, dict):
+        for k, v in value.items():
+            changed, done = _first_string(v, new)
+            if done:
+                return {**value, k: changed}, True
+    return value, False
+
+
+def wrong_values(spec: CapabilitySpec, tool: ToolSpec, arg: str, value: Any) -> dict[str, Any]:
+    """Wrong values for a determined argument: a well-typed other value, an invented id, -1, 0, a NaN-like string."""
+    out: dict[str, Any] = {}
+    if isinstance(value, bool):
+        out["flipped"] = not value
+    elif isinstance(value, (int, float)):
+        out.update(other=value + 1, negative=-1, zero=0, nan=NAN_TEXT)
+    elif isinstance(value, str):
+        options = closed_set(spec, tool, arg) or (tool.properties.get(arg) or {}).get("enum") or []
+        others = sorted(str(o) for o in options if o != value)
+        if others:
+            out["other_member"] = others[0]
+        elif is_id_name(arg):
+            out["invented_id"] = _invented(value)
+        elif iso_date(value) is not None:
+            out["other_date"] = _invented(value)[:4] + value[4:]
+        else:
+            out["other_text"] = "something else entirely"
+        out["nan"] = NAN_TEXT
+    elif isinstance(value, (list, dict)):
+        if value:
+            out["empty"] = type(value)()
+        invented, found = _first_string(value, _invented)
+        if found:
+            out["invented_leaf"] = invented
+            out["nan_leaf"] = _first_string(value, lambda s: "nan-nan-nan" if iso_date(s) else NAN_TEXT)[0]
+    return {k: v for k, v in out.items() if not (type(v) is type(value) and v == value)}
+
+
+def argument_mutants(spec: CapabilitySpec, tools: dict[str, ToolSpec], oracle: list[str],
+                     parse: Any) -> dict[str, list[str]]:
+    """One mutant of the oracle per (write tool, non-key argument, wrong value): every oracle call of that tool passes
+    the wrong value instead, nothing else changes. Named `<tool>.<argument>=<kind>`."""
+    key = spec.roles.get("key")
+    calls: dict[int, tuple[str, dict[str, Any]]] = {}
+    for i, action in enumerate(oracle):
+        parsed = parse(action).calls
+        if len(parsed) == 1 and parsed[0].name in tools and tools[parsed[0].name].kind == "write":
+            calls[i] = (parsed[0].name, dict(parsed[0].arguments))
+    variants: dict[str, dict[str, Any]] = {}
+    for name, args in calls.values():
+        for arg, value in args.items():
+            if arg == key:
+                continue
+            for kind, wrong in wrong_values(spec, tools[name], arg, value).items():
+                variants.setdefault(f"{name}.{arg}={kind}", {"tool": name, "arg": arg, "value": wrong})
+    out = {}
+    for label, v in variants.items():
+        actions = list(oracle)
+        for i, (name, args) in calls.items():
+            if name == v["tool"] and v["arg"] in args:
+                actions[i] = json.dumps({"name": name, "arguments": {**args, v["arg"]: v["value"]}}, sort_keys=True)
+        out[label] = actions
+    return out
