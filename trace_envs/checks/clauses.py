@@ -14,6 +14,7 @@ trying a forbidden write is the behaviour it penalises.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
@@ -36,7 +37,8 @@ Assessment = tuple[float, str]
 
 # Fields added after specs were published: left out of a dump while they hold their default, so that the JSON (and
 # so the hash) of a spec written before them does not change.
-_LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None}
+_LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None, "after_failures": [], "about": None,
+                 "state_arguments": False}
 
 
 def _verdict(score: float, partial: str, missing: str) -> Assessment:
@@ -206,6 +208,9 @@ class Confirmation(_QuestionClause):
 
     type: Literal["confirmation"] = "confirmation"
     yes_pattern: str = Field(default=DEFAULT_YES, max_length=500, description="RE2 pattern of the user agreeing.")
+    state_arguments: bool = Field(
+        default=False, description="The question also states the value of every other argument the write then "
+                                   "passes: a yes to three bags confirms no write of two.")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         steps = trace.steps
@@ -217,7 +222,11 @@ class Confirmation(_QuestionClause):
                 continue
             writes += 1
             words = words_for(self.call, self.action_words, trace, step.name)
-            miss = self._missing(steps[start:i], words, details)
+            wanted = details
+            if self.state_arguments:
+                own = [v for k, v in step.arguments.items() if k not in self.call.args]
+                wanted = list(dict.fromkeys([*details, *scalar_leaves(own)]))
+            miss = self._missing(steps[start:i], words, wanted)
             if miss is None:
                 confirmed += 1
             elif not first_miss:
@@ -325,6 +334,34 @@ def _appeared(value: Any, seen: list[str]) -> bool:
     return bool(leaves) and all(any(text_mentions(leaf, text) for text in seen) for leaf in leaves)
 
 
+class FailedRef(BaseModel):
+    """A call that failed for a stated reason: it matches `call`, its result is an error whose text holds `error`
+    (case aside; `$var` allowed), and with `bound` it is the very call the scenario expects (every argument equal to
+    one of the writes the binding `bound` lists), so a failure the agent caused with invented arguments is no
+    failure of the request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call: CallRef
+    error: Any = Field(description="Text the error holds (a string or a `$var`).")
+    bound: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$")
+
+    def hits(self, step: TraceStep, trace: ActionTrace, b: dict[str, Any]) -> bool:
+        if not (step.kind == "call" and step.error and self.call.hits(step, trace, b)):
+            return False
+        result = step.result.get("error") if isinstance(step.result, dict) else step.result
+        want = resolve(self.error, b)
+        if not (isinstance(result, str) and isinstance(want, str) and want.casefold() in result.casefold()):
+            return False
+        if self.bound is None:
+            return True
+        return any(isinstance(w, dict) and w.get("tool") == step.name and values_equal(w.get("args"), step.arguments)
+                   for w in b.get(self.bound) or [])
+
+    def describe(self, b: dict[str, Any]) -> str:
+        return f"{self.call.describe(b)} failing with {show_value(resolve(self.error, b))}"
+
+
 class Communicated(_Clause):
     """The agent told the user each value: stated, in a natural form (see `language.values`), in a sentence (3 or more
     other words) of an agent message that is neither a paste of tool results nor a list of many candidate values
@@ -332,18 +369,30 @@ class Communicated(_Clause):
 
     `mode: all` gives the share of values communicated; `any` gives 1 when one of them was. With `after`, only agent
     messages after the last successful call matching it count (an answer given before the data was read earns
-    nothing)."""
+    nothing). With `after_failures`, only messages after every one of those failures happened count: "it cannot be
+    done" is paid only once the calls that show why have failed for that reason."""
 
     type: Literal["communicated"] = "communicated"
     values: list[Any] = Field(min_length=1, max_length=50)
     mode: Literal["all", "any"] = "all"
     after: CallRef | None = None
+    after_failures: list[FailedRef] = Field(default_factory=list, max_length=10)
+    about: Any = Field(default=None, description="The id of the record the values are about (`$var` allowed): a "
+                       "message that names another id of its shape states nothing about it.")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         start, since, closed = _window(self.after, trace, b)
         if closed:
             return 0.0, closed
+        for failure in self.after_failures:
+            last = max((i for i, s in enumerate(trace.steps) if failure.hits(s, trace, b)), default=None)
+            if last is None:
+                return 0.0, f"not met: no call of {failure.describe(b)}: nothing showed that reason"
+            start = max(start, last + 1)
         messages = [m for m in audit_messages(trace) if m.step >= start]
+        about = resolve(self.about, b) if self.about is not None else None
+        if isinstance(about, str):
+            messages = [m for m in messages if not names_another_id(m.text, about)]
         told, misses = 0, []
         for value in (resolve(v, b) for v in self.values):
             why = self._untold(value, messages, since)
@@ -368,6 +417,23 @@ class Communicated(_Clause):
             if flaw is not None and not flawed:
                 flawed = f"message {m.number} {flaw}"
         return flawed or f"the value {show_value(value)} was not stated in a sentence{since}"
+
+
+def _id_shape(token: str) -> tuple[int, str]:
+    return len(token), "".join(sorted({"A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c
+                                       for c in token}))
+
+
+def names_another_id(text: str, ident: str) -> bool:
+    """Whether `text` names an id shaped like `ident` (same length, same kinds of characters) that is not `ident`:
+    "The status of order #W4919066 is pending." is about another order than #W4919065."""
+    if not any(c.isdigit() for c in ident):
+        return False
+    shape = _id_shape(ident)
+    return any(tok != ident and _id_shape(tok) == shape for tok in _ID_TOKENS.findall(text))
+
+
+_ID_TOKENS = re.compile(r"[#\w][\w#-]*\w")
 
 
 class FinalState(_Clause):

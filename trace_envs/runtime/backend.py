@@ -256,7 +256,10 @@ def bound_check(spec: CapabilitySpec, tools: list[ToolSpec]) -> Check:
     clause = argument_binding(spec, tools)
     if clause is None or any(c.id == clause.id for c in spec.check.clauses):
         return spec.check
-    return spec.check.model_copy(update={"clauses": [*spec.check.clauses, clause]})
+    # a confirmation confirms the write only when the question stated the values the write then passes
+    clauses = [c.model_copy(update={"state_arguments": True}) if c.type == "confirmation" else c
+               for c in spec.check.clauses]
+    return spec.check.model_copy(update={"clauses": [*clauses, clause]})
 
 
 def argument_roles(spec: CapabilitySpec, tool: ToolSpec, clause: ArgumentsBound | None) -> dict[str, str]:
