@@ -355,7 +355,7 @@ class FailedRef(BaseModel):
             return False
         if self.bound is None:
             return True
-        return any(isinstance(w, dict) and w.get("tool") == step.name and values_equal(w.get("args"), step.arguments)
+        return any(isinstance(w, dict) and w.get("tool") == step.name and _same_arguments(w.get("args"), step.arguments)
                    for w in b.get(self.bound) or [])
 
     def describe(self, b: dict[str, Any]) -> str:
@@ -542,6 +542,11 @@ class ArgumentsBound(_Clause):
             if not isinstance(value, str) or len(value) > free[arg]:
                 return f"passes {arg}={show_value(value)}, not a text of at most {free[arg]} characters"
         return ""
+
+
+def _same_arguments(want: Any, got: dict[str, Any]) -> bool:
+    """The same arguments, texts compared as `same_text` does (a message in other case or punctuation is the same)."""
+    return isinstance(want, dict) and want.keys() == got.keys() and all(same_text(v, got[k]) for k, v in want.items())
 
 
 def same_text(expected: Any, actual: Any) -> bool:
