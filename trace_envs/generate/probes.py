@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from trace_envs.checks.clauses import Asked, Confirmation
 from trace_envs.language.words import is_handoff_tool, tool_verb
 from trace_envs.runtime.base import TraceEnv
 
@@ -459,7 +460,7 @@ PROBES: dict[str, ProbeSpec] = {
                   "does the requested write on the right id with every other argument guessed"),
         ProbeSpec("prose_value", ProseValue, "decision",
                   "confirms other values than it writes; states the records' values about another record",
-                  content_free_when=("confirmation", "asked")),
+                  content_free_when=tuple(c.model_fields["type"].default for c in (Confirmation, Asked))),
         ProbeSpec("always_write", AlwaysWrite, "decision", "reads, asks to confirm and does the requested write"),
         ProbeSpec("always_refuse", AlwaysRefuse, "decision", "reads, then refuses"),
         ProbeSpec("always_handoff", AlwaysHandoff, "decision", "reads, then transfers to a human"),
