@@ -392,7 +392,10 @@ class ProseValue(Probe):
             return CLAIM
         self.told = True
         ids = view.ids()
-        other = _other_id(ids[0]) if ids else "the other one"
+        # the record's own id (one a read takes), shifted: the sentence is about another record of the same kind
+        reads = [f for f in view.functions() if _kind_of(env, f["name"]) == "read"]
+        keyed = [i for i in ids if any(takes(f, i) for f in reads)] or ids
+        other = _other_id(keyed[0]) if keyed else "the other one"
         sentences = []
         for text in view.results()[:3]:
             try:
