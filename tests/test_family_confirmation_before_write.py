@@ -36,12 +36,18 @@ def test_confirmed_episodes_score_exactly(env_cls):
     env = env_cls()
     seed = seed_where(env, lambda s: not s.bindings["declined"])
     target = env.scenario.bindings["target"]
-    read, write = call(READ, reservation_id=target), call(WRITE, **write_args(env, WRITE))
-    named = f"I'm about to update the baggages of reservation {target}. Do you confirm (yes/no)?"
+    args = write_args(env, WRITE)
+    read, write = call(READ, reservation_id=target), call(WRITE, **args)
+    named = (f"I'm about to update the baggages of reservation {target}: {args['total_baggages']} bags in total, "
+             f"{args['nonfree_baggages']} of them paid, charged to {args['payment_id']}. Do you confirm (yes/no)?")
     assert run_actions(env, [read, named, write, "Done. Have a nice day."], seed)[0] == 1.0
+    # the policy asks to list the action's details: a yes to the action and the id alone confirms no write of these
+    bare = f"I'm about to update the baggages of reservation {target}. Do you confirm (yes/no)?"
+    assert run_actions(env, [read, bare, write, "Done. Have a nice day."], seed)[0] == 0.0
     # writing first and asking afterwards confirms nothing, and the lookup is gated on the confirmed write
     score, info = run_actions(env, [read, write, named, "Done."], seed)
-    assert score == 0.0 and info["reward_breakdown"] == {"confirmed": 0.0, "read_first": 0.0, "no_other_write": 1.0}
+    assert score == 0.0 and info["reward_breakdown"] == {"confirmed": 0.0, "read_first": 0.0, "no_other_write": 1.0,
+                                                       "arguments_bound": 1.0}
     # "Shall I proceed?" names nothing: the user asks what, and a write after it is unconfirmed
     reply, _ = (env.reset(seed=seed), env.step(read), env.say("Shall I proceed?"))[2]
     assert "exactly what you are going to do" in reply

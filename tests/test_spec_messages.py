@@ -14,7 +14,8 @@ from trace_envs.spec.io import SpecError, parse_specs
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = json.loads((ROOT / "examples" / "specs" / "airline_check_cabin_before_cancel.json").read_text())
 SPEC = SPEC[0] if isinstance(SPEC, list) else SPEC
-TYPES = "all_completed, asked, call_made, communicated, confirmation, final_state, grounded, no_call and order"
+TYPES = ("all_completed, arguments_bound, asked, call_made, communicated, confirmation, final_state, grounded, no_call "
+         "and order")
 
 
 def problems(change) -> list[str]:

@@ -114,9 +114,12 @@ def test_user_channel_and_tool_errors() -> None:
     err = json.loads(inst.get_order_details(order_id="#nope"))
     assert "error" in err
     inst.get_order_details(order_id=oid)
-    reply = inst.send_message_to_user(message=f"Shall I proceed with the refund of order {oid}? Please confirm.")
+    # the reason the user gave is the one to pass and to state in the question (every write argument is bound)
+    reason = next(json.loads(a)["arguments"]["reason"] for a in inst.base.oracle_actions() if "refund_order" in a)
+    reply = inst.send_message_to_user(message=f"Shall I proceed with the refund of order {oid} ({reason})? "
+                                              "Please confirm.")
     assert "yes" in reply.lower()
-    inst.refund_order(order_id=oid, reason="late")
+    inst.refund_order(order_id=oid, reason=reason)
     assert inst.get_reward() == 1.0 and inst.last_result.passed
     ended = inst.send_message_to_user(message="Your refund is done, have a nice day.")
     assert "ended the conversation" in ended

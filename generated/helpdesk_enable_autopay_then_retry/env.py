@@ -65,10 +65,24 @@ CHECK = {
             "type": "communicated",
             "weight": 3.0,
             "when": "!fixable",
-            "description": "when the cause cannot be removed, tell the user why in a sentence",
+            "description": (
+                "when the cause cannot be removed, tell the user why in a sentence, once the request's own call "
+                "failed for the prerequisite and the fix failed for the reason"
+            ),
             "values": [{"$var": "reason"}, {"$var": "reason_core"}],
             "mode": "any",
             "after": {"tool": "get_account", "args": {"account_no": {"$var": "target"}}},
+            "after_failures": [
+                {
+                    "call": {"tool": "set_roaming", "args": {"account_no": {"$var": "target"}}},
+                    "error": {"$var": "error"},
+                    "bound": "writes",
+                },
+                {
+                    "call": {"tool": "enable_autopay", "args": {"account_no": {"$var": "target"}}},
+                    "error": {"$var": "fix_error"},
+                },
+            ],
         },
         {
             "id": "no_retry_loop",

@@ -34,6 +34,7 @@ CHECK = {
             "description": "after reading the record, tell the user the value they asked for in a sentence",
             "values": [{"$var": "answer"}],
             "after": {"tool": "get_order_details", "args": {"order_id": {"$var": "target"}}},
+            "about": {"$var": "target"},
         },
         {
             "id": "read_target",

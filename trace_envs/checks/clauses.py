@@ -14,12 +14,13 @@ trying a forbidden write is the behaviour it penalises.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from trace_envs.checks.asking import asks, describe_question, details_for, user_agrees, words_for
-from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve
+from trace_envs.checks.matching import matches, pattern_problem, regex_problems, resolve, values_equal
 from trace_envs.checks.refs import CallRef, errored_note, show_arg, show_call, show_value, succeeded
 from trace_envs.checks.statements import audit_messages, in_a_sentence
 from trace_envs.checks.trace import ActionTrace, TraceStep
@@ -27,7 +28,7 @@ from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES
 from trace_envs.language.values import scalar_leaves, text_mentions
 
 __all__ = [
-    "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
+    "DEFAULT_ASK", "DEFAULT_YES", "AllCompleted", "ArgumentsBound", "Asked", "CallMade", "CallRef", "Check", "CheckResult", "Clause",
     "Communicated", "Confirmation", "FinalState", "Grounded", "Label", "NoCall", "Order",
 ]
 
@@ -36,7 +37,8 @@ Assessment = tuple[float, str]
 
 # Fields added after specs were published: left out of a dump while they hold their default, so that the JSON (and
 # so the hash) of a spec written before them does not change.
-_LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None}
+_LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None, "after_failures": [], "about": None,
+                 "state_arguments": False}
 
 
 def _verdict(score: float, partial: str, missing: str) -> Assessment:
@@ -206,6 +208,9 @@ class Confirmation(_QuestionClause):
 
     type: Literal["confirmation"] = "confirmation"
     yes_pattern: str = Field(default=DEFAULT_YES, max_length=500, description="RE2 pattern of the user agreeing.")
+    state_arguments: bool = Field(
+        default=False, description="The question also states the value of every other argument the write then "
+                                   "passes: a yes to three bags confirms no write of two.")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         steps = trace.steps
@@ -217,7 +222,11 @@ class Confirmation(_QuestionClause):
                 continue
             writes += 1
             words = words_for(self.call, self.action_words, trace, step.name)
-            miss = self._missing(steps[start:i], words, details)
+            wanted = details
+            if self.state_arguments:
+                own = [v for k, v in step.arguments.items() if k not in self.call.args]
+                wanted = list(dict.fromkeys([*details, *scalar_leaves(own)]))
+            miss = self._missing(steps[start:i], words, wanted)
             if miss is None:
                 confirmed += 1
             elif not first_miss:
@@ -325,6 +334,34 @@ def _appeared(value: Any, seen: list[str]) -> bool:
     return bool(leaves) and all(any(text_mentions(leaf, text) for text in seen) for leaf in leaves)
 
 
+class FailedRef(BaseModel):
+    """A call that failed for a stated reason: it matches `call`, its result is an error whose text holds `error`
+    (case aside; `$var` allowed), and with `bound` it is the very call the scenario expects (every argument equal to
+    one of the writes the binding `bound` lists), so a failure the agent caused with invented arguments is no
+    failure of the request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call: CallRef
+    error: Any = Field(description="Text the error holds (a string or a `$var`).")
+    bound: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$")
+
+    def hits(self, step: TraceStep, trace: ActionTrace, b: dict[str, Any]) -> bool:
+        if not (step.kind == "call" and step.error and self.call.hits(step, trace, b)):
+            return False
+        result = step.result.get("error") if isinstance(step.result, dict) else step.result
+        want = resolve(self.error, b)
+        if not (isinstance(result, str) and isinstance(want, str) and want.casefold() in result.casefold()):
+            return False
+        if self.bound is None:
+            return True
+        return any(isinstance(w, dict) and w.get("tool") == step.name and _same_arguments(w.get("args"), step.arguments)
+                   for w in b.get(self.bound) or [])
+
+    def describe(self, b: dict[str, Any]) -> str:
+        return f"{self.call.describe(b)} failing with {show_value(resolve(self.error, b))}"
+
+
 class Communicated(_Clause):
     """The agent told the user each value: stated, in a natural form (see `language.values`), in a sentence (3 or more
     other words) of an agent message that is neither a paste of tool results nor a list of many candidate values
@@ -332,18 +369,30 @@ class Communicated(_Clause):
 
     `mode: all` gives the share of values communicated; `any` gives 1 when one of them was. With `after`, only agent
     messages after the last successful call matching it count (an answer given before the data was read earns
-    nothing)."""
+    nothing). With `after_failures`, only messages after every one of those failures happened count: "it cannot be
+    done" is paid only once the calls that show why have failed for that reason."""
 
     type: Literal["communicated"] = "communicated"
     values: list[Any] = Field(min_length=1, max_length=50)
     mode: Literal["all", "any"] = "all"
     after: CallRef | None = None
+    after_failures: list[FailedRef] = Field(default_factory=list, max_length=10)
+    about: Any = Field(default=None, description="The id of the record the values are about (`$var` allowed): a "
+                       "message that names another id of its shape states nothing about it.")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         start, since, closed = _window(self.after, trace, b)
         if closed:
             return 0.0, closed
+        for failure in self.after_failures:
+            last = max((i for i, s in enumerate(trace.steps) if failure.hits(s, trace, b)), default=None)
+            if last is None:
+                return 0.0, f"not met: no call of {failure.describe(b)}: nothing showed that reason"
+            start = max(start, last + 1)
         messages = [m for m in audit_messages(trace) if m.step >= start]
+        about = resolve(self.about, b) if self.about is not None else None
+        if isinstance(about, str):
+            messages = [m for m in messages if not names_another_id(m.text, about)]
         told, misses = 0, []
         for value in (resolve(v, b) for v in self.values):
             why = self._untold(value, messages, since)
@@ -368,6 +417,23 @@ class Communicated(_Clause):
             if flaw is not None and not flawed:
                 flawed = f"message {m.number} {flaw}"
         return flawed or f"the value {show_value(value)} was not stated in a sentence{since}"
+
+
+def _id_shape(token: str) -> tuple[int, str]:
+    return len(token), "".join(sorted({"A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c
+                                       for c in token}))
+
+
+def names_another_id(text: str, ident: str) -> bool:
+    """Whether `text` names an id shaped like `ident` (same length, same kinds of characters) that is not `ident`:
+    "The status of order #W4919066 is pending." is about another order than #W4919065."""
+    if not any(c.isdigit() for c in ident):
+        return False
+    shape = _id_shape(ident)
+    return any(tok != ident and _id_shape(tok) == shape for tok in _ID_TOKENS.findall(text))
+
+
+_ID_TOKENS = re.compile(r"[#\w][\w#-]*\w")
 
 
 class FinalState(_Clause):
@@ -419,8 +485,84 @@ def _lookup(state: Any, path: str, b: dict[str, Any]) -> tuple[bool, Any]:
     return True, node
 
 
+class ArgumentsBound(_Clause):
+    """Every successful write that the scenario expects, by tool and `key` value, passes the expected value of each
+    other argument the scenario determines (stated by the user, held by a record, dictated by the policy, the option
+    chosen, a computed sum), and any further argument only when it is free (`free`: tool -> argument -> the longest
+    text it may be). Arguments in `text` compare as text without case, spacing or punctuation (a reason in the user's
+    words); those in `skip` (tool -> arguments) are bound by another clause's own matcher (an amount within a
+    tolerance). The expected writes are the binding `writes`: `[{"tool": ..., "args": {...}}]`.
+
+    A penalty: a write on the right record with any other argument wrong (an invented payment method, seven bags where
+    the user confirmed two) zeroes the check. Calls on no expected record are other clauses' business."""
+
+    type: Literal["arguments_bound"] = "arguments_bound"
+    key: str | None = Field(default=None, description="The argument naming the record a write acts on.")
+    writes: str = Field(default="writes", pattern=r"^[a-z][a-z0-9_]{0,63}$", description="Binding of the writes.")
+    text: list[str] = Field(default_factory=list, max_length=50)
+    free: dict[str, dict[str, int]] = Field(default_factory=dict)
+    skip: dict[str, list[str]] = Field(default_factory=dict)
+    penalty: bool = True
+
+    def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
+        expected = b.get(self.writes) or []
+        tools = {w.get("tool") for w in expected if isinstance(w, dict)}
+        for i, step in enumerate(trace.steps):
+            if not succeeded(step) or step.name not in tools:
+                continue
+            mine = [w for w in expected if w.get("tool") == step.name and self._same_record(w.get("args", {}), step)]
+            if not mine:
+                continue
+            misses = [self._miss(w.get("args", {}), step) for w in mine]
+            if all(misses):
+                return 0.0, f"penalty: {show_call(step, i)} {misses[0]}"
+        return 1.0, "met"
+
+    def _same_record(self, want: dict[str, Any], step: TraceStep) -> bool:
+        return self.key is None or self.key not in want or values_equal(want[self.key], step.arguments.get(self.key))
+
+    def _miss(self, want: dict[str, Any], step: TraceStep) -> str:
+        """Why `step` is not the expected write `want` (empty when it is)."""
+        skip = set(self.skip.get(step.name or "", [])) | {self.key}
+        got = step.arguments
+        for arg, value in want.items():
+            if arg in skip:
+                continue
+            if arg not in got:
+                return f"leaves out {arg}, which the scenario sets to {show_value(value)}"
+            same = same_text(value, got[arg]) if arg in self.text else values_equal(value, got[arg])
+            if not same:
+                return f"passes {arg}={show_value(got[arg])} where the scenario determines {show_value(value)}"
+        free = self.free.get(step.name or "", {})
+        for arg, value in got.items():
+            if arg in want or arg in skip:
+                continue
+            if arg not in free:
+                return f"passes {arg}={show_value(value)}, which the scenario leaves unset"
+            if not isinstance(value, str) or len(value) > free[arg]:
+                return f"passes {arg}={show_value(value)}, not a text of at most {free[arg]} characters"
+        return ""
+
+
+def _same_arguments(want: Any, got: dict[str, Any]) -> bool:
+    """The same arguments, texts compared as `same_text` does (a message in other case or punctuation is the same)."""
+    return isinstance(want, dict) and want.keys() == got.keys() and all(same_text(v, got[k]) for k, v in want.items())
+
+
+def same_text(expected: Any, actual: Any) -> bool:
+    """Two texts that differ at most in case, spacing and punctuation ("No longer needed." is "no longer needed")."""
+    if not (isinstance(expected, str) and isinstance(actual, str)):
+        return values_equal(expected, actual)
+    return _plain(expected) == _plain(actual)
+
+
+def _plain(text: str) -> str:
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.casefold()).split())
+
+
 Clause = Annotated[
-    Union[CallMade, Order, NoCall, Confirmation, Asked, AllCompleted, Grounded, Communicated, FinalState],
+    Union[CallMade, Order, NoCall, Confirmation, Asked, AllCompleted, Grounded, Communicated, FinalState,
+          ArgumentsBound],
     Field(discriminator="type"),
 ]
 

@@ -190,6 +190,10 @@ def check(
         table.add_row("oracle announcing each step (lowest)", f"{report.chatty_oracle:.3f}", "= 1.0", "")
         for name, value in report.mutants.items():
             table.add_row(f"mutant {name} (highest)", f"{value:.3f}", "< 1.0", "")
+        if report.argument_mutants:
+            worst, value = max(report.argument_mutants.items(), key=lambda kv: kv[1])
+            table.add_row(f"{len(report.argument_mutants)} wrong-argument mutants (highest: {worst})", f"{value:.3f}",
+                          "< 1.0", "")
         table.add_row("random (mean)", f"{report.random:.3f}", "< 0.2", "")
         table.add_row("passive (mean)", f"{report.passive:.3f}", "< 0.2", "")
         for name, probe in report.probes.items():

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from trace_envs.checks.clauses import Asked, Confirmation
 from trace_envs.language.words import is_handoff_tool, tool_verb
 from trace_envs.runtime.base import TraceEnv
 
@@ -318,6 +319,110 @@ class AlwaysHandoff(Probe):
         return out
 
 
+def _hedged(value: Any, name: str) -> Any:
+    """A well-typed value other than `value`: what an agent that guesses the fields around the right id passes."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 5 if value >= 0 else 7
+    if isinstance(value, str):
+        return f"made_up_{name}"
+    if isinstance(value, list):
+        return [HEDGE_TEXT]
+    if isinstance(value, dict):
+        return {k: _hedged(v, k) for k, v in value.items()}
+    return HEDGE_TEXT
+
+
+def _key_arg(function: dict[str, Any], ident: str) -> str | None:
+    return next((n for n, s in _props(function).items() if any(_shape(e) == _shape(ident) for e in _examples(s))), None)
+
+
+class FieldHedge(Probe):
+    """The right record, the wrong everything else: reads each id, asks to confirm the requested write on it, then
+    makes it with the id right and every other argument a plausible guess (another number, an invented id, a NaN-like
+    item). A write that takes nothing but the id has nothing to hedge and is not made."""
+
+    closing = CLAIM
+
+    def plan(self, env: TraceEnv, view: View) -> list[str]:
+        details = view.details()
+        out = []
+        for ident in view.ids():
+            out += [a for a in reads_of_every_id(env, view) if ident in a][:1]
+            for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
+                key = _key_arg(f, ident)
+                args = arguments_for(f, ident, details)
+                others = {n: _hedged(v, n) for n, v in args.items() if n != key}
+                if not others:
+                    continue
+                words = f["name"].replace("_", " ")
+                out.append(f"I'm about to {words} for {ident}. Do you confirm that I should proceed (yes/no)?")
+                out.append(call_text(f["name"], {**args, **others}))
+        return out
+
+
+class ProseValue(Probe):
+    """The right words about the wrong thing: asks to confirm the requested write stating other values than the ones
+    it then writes (the user's own details), and states values the records showed in sentences about another record
+    than the one they came from (an id shaped like the user's, one character changed). A write that takes nothing
+    but the id has no value to misstate and is not made."""
+
+    closing = CLAIM
+
+    def plan(self, env: TraceEnv, view: View) -> list[str]:
+        details = view.details()
+        out = []
+        for ident in view.ids():
+            out += [a for a in reads_of_every_id(env, view) if ident in a][:1]
+            for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
+                key = _key_arg(f, ident)
+                args = arguments_for(f, ident, details)
+                stated = {n: _hedged(v, n) for n, v in args.items() if n != key}
+                if not stated:  # nothing but the id to state: no value to get wrong
+                    continue
+                words = f["name"].replace("_", " ")
+                out.append(f"Here is what I will do: {words} for {ident} with {json.dumps(stated, sort_keys=True)}. "
+                           "Do you confirm that I should proceed (yes/no)?")
+                out.append(call_text(f["name"], args))
+        return out
+
+    def after(self, env: TraceEnv, view: View) -> str:
+        if getattr(self, "told", False):
+            return CLAIM
+        self.told = True
+        ids = view.ids()
+        # the record's own id (one a read takes), shifted: the sentence is about another record of the same kind
+        reads = [f for f in view.functions() if _kind_of(env, f["name"]) == "read"]
+        keyed = [i for i in ids if any(takes(f, i) for f in reads)] or ids
+        other = _other_id(keyed[0]) if keyed else "the other one"
+        sentences = []
+        for text in view.results()[:3]:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                for field_name, value in list(data.items())[:12]:
+                    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value) not in ids:
+                        sentences.append(f"The {field_name.replace('_', ' ')} of {other} is {value}.")
+        return " ".join(sentences[:4]) or CLAIM
+
+
+def _other_id(ident: str) -> str:
+    """An id shaped like `ident` with its last digit or letter changed: another record's, as far as words go."""
+    for i in range(len(ident) - 1, -1, -1):
+        ch = ident[i]
+        if ch.isdigit():
+            return ident[:i] + str((int(ch) + 1) % 10) + ident[i + 1:]
+        if ch.isalpha():
+            return ident[:i] + ("A" if ch != "A" else "B") + ident[i + 1:]
+    return ident + "1"
+
+
+HEDGE_TEXT = "nan"
+
+
 def _leaves(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [x for v in value.values() for x in _leaves(v)]
@@ -328,10 +433,17 @@ def _leaves(value: Any) -> list[Any]:
 
 @dataclass(frozen=True)
 class ProbeSpec:
+    """A probe; `content_free_when`: clause types that make a decision probe content-free on an env whose check has
+    one (a confirmation stating other values than the write pays nothing where confirmations are paid for)."""
+
     name: str
     factory: Callable[[], Probe]
     kind: ProbeKind
     description: str
+    content_free_when: tuple[str, ...] = ()
+
+    def kind_for(self, clause_types: set[str]) -> ProbeKind:
+        return "content_free" if clause_types & set(self.content_free_when) else self.kind
 
 
 PROBES: dict[str, ProbeSpec] = {
@@ -347,6 +459,11 @@ PROBES: dict[str, ProbeSpec] = {
         ProbeSpec("dump_numbers", DumpNumbers, "content_free", f"lists every integer from 0 to {MAX_NUMBER:,}"),
         ProbeSpec("repeat_call", RepeatCall, "content_free", f"makes the same lookup {REPEATS} times, then claims success"),
         ProbeSpec("spray_calls", Spray, "content_free", "calls every tool on every id, then claims success"),
+        ProbeSpec("field_hedge", FieldHedge, "content_free",
+                  "does the requested write on the right id with every other argument guessed"),
+        ProbeSpec("prose_value", ProseValue, "decision",
+                  "confirms other values than it writes; states the records' values about another record",
+                  content_free_when=tuple(c.model_fields["type"].default for c in (Confirmation, Asked))),
         ProbeSpec("always_write", AlwaysWrite, "decision", "reads, asks to confirm and does the requested write"),
         ProbeSpec("always_refuse", AlwaysRefuse, "decision", "reads, then refuses"),
         ProbeSpec("always_handoff", AlwaysHandoff, "decision", "reads, then transfers to a human"),

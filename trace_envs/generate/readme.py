@@ -12,6 +12,7 @@ from typing import Any
 from trace_envs.families import get_task
 from trace_envs.generate.policies import run_actions
 from trace_envs.generate.render import environment
+from trace_envs.runtime.backend import argument_roles
 from trace_envs.runtime.base import ACTION_FORMAT, TraceEnv
 
 SEEDS_FOR_CLASSES = 50
@@ -53,9 +54,16 @@ def env_readme(env_cls: type[TraceEnv]) -> str:
         {"id": c.id, "type": c.type + (" (penalty)" if getattr(c, "penalty", False) else ""),
          "weight": "-" if getattr(c, "penalty", False) else f"{c.weight:g}", "when": c.when, "requires": c.requires,
          "description": c.description}
-        for c in spec.check.clauses
+        for c in env.check.clauses
+    ]
+    binding = next((c for c in env.check.clauses if c.type == "arguments_bound"), None)
+    arguments = [
+        {"tool": t.name, "arg": arg, "role": role}
+        for t in env.tool_specs if t.kind == "write"
+        for arg, role in argument_roles(spec, t, binding).items()
     ]
     return environment().get_template("env_readme.md.j2").render(
         spec=spec, summary=get_task(spec.family).summary, classes=classes, tools=tools, clauses=clauses,
+        arguments=arguments,
         action_format=ACTION_FORMAT, max_turns=env.max_turns, reward=f"{reward:.2f}", episode=episode,
     )

@@ -1,7 +1,9 @@
 """Validation a generated env must pass before it is published (and what `trace-envs check` reports).
 
 The module compiles and imports; Gymnasium's env checker passes; the oracle scores 1.0 on every validation seed, and so
-does a chatty oracle that announces every step before taking it; each mutated oracle scores below 1.0 on every seed;
+does a chatty oracle that announces every step before taking it; each mutated oracle scores below 1.0 on every seed,
+and so does every wrong-argument mutant (the oracle with one non-key argument of its writes wrong: a well-typed other
+value, an invented id, -1, 0, a NaN-like string; `TraceEnv.argument_mutants`);
 random and passive policies average below 0.2; every content-free exploit probe averages below 0.1; no constant
 decision succeeds on more seeds than the share of the largest scenario class, which must be at most 0.6 (see
 `trace_envs.generate.probes`). Agents written from a domain's policy (`extra_agents`) must score 1.0 on every seed.
@@ -20,7 +22,7 @@ from trace_envs.runtime.base import TraceEnv
 
 ORACLE_SEEDS = 20
 BASELINE_SEEDS = 50
-PROBE_SEEDS = 20  # thirteen probes: a class-balanced run of 20 seeds tells a paying probe from one that pays nothing
+PROBE_SEEDS = 20  # fifteen probes: a class-balanced run of 20 seeds tells a paying probe from one that pays nothing
 BASELINE_CEILING = 0.2
 PROBE_CEILING = 0.1
 CLASS_CEILING = 0.6
@@ -45,6 +47,8 @@ class CheckReport(BaseModel):
     oracle: float = Field(description="Lowest oracle score over the seeds (1.0 when all pass).")
     chatty_oracle: float = Field(default=0.0, description="Lowest score of the oracle announcing every step first.")
     mutants: dict[str, float] = Field(default_factory=dict)
+    argument_mutants: dict[str, float] = Field(
+        default_factory=dict, description="Each wrong-argument mutant's highest score over the seeds that have it.")
     random: float = 0.0
     passive: float = 0.0
     probes: dict[str, ProbeReport] = Field(default_factory=dict)
@@ -99,6 +103,14 @@ def validate_env(
         mutants[mutant] = best
         if best >= 1.0:
             problems.append(f"mutant {mutant} scored 1.0: the check does not notice it")
+    argument_mutants: dict[str, float] = {}
+    for seed in range(oracle_seeds):
+        env.reset(seed=seed)
+        for mutant, actions in env.argument_mutants().items():
+            score = run_actions(env, actions, seed)[0]
+            if score >= 1.0 and argument_mutants.get(mutant, 0.0) < 1.0:
+                problems.append(f"wrong-argument mutant {mutant} scored 1.0 on seed {seed}: the check does not bind it")
+            argument_mutants[mutant] = max(score, argument_mutants.get(mutant, 0.0))
     random_mean = _mean(run_policy(env, random_action, seed)[0] for seed in range(baseline_seeds))
     passive_mean = _mean(run_policy(env, passive_action, seed)[0] for seed in range(baseline_seeds))
     if random_mean >= BASELINE_CEILING:
@@ -110,9 +122,11 @@ def validate_env(
     if len(classes) > 1 and largest > CLASS_CEILING:
         problems.append(f"scenario classes are unbalanced: {_fmt_shares(classes)} (the largest must be <= {CLASS_CEILING})")
     probes = {}
+    clause_types = {c.type for c in env.check.clauses}
     for probe_name, spec in PROBES.items():
         report = _run_probe(env, probe_name, probe_seeds)
-        if spec.kind == "content_free":
+        report.kind = spec.kind_for(clause_types)
+        if report.kind == "content_free":
             report.bound = f"mean < {PROBE_CEILING}"
             if report.mean >= PROBE_CEILING:
                 problems.append(f"probe {probe_name} ({spec.description}) averages {report.mean:.3f} >= "
@@ -136,6 +150,7 @@ def validate_env(
         oracle=worst,
         chatty_oracle=min(chatty_scores),
         mutants=mutants,
+        argument_mutants=argument_mutants,
         random=random_mean,
         passive=passive_mean,
         probes=probes,
@@ -165,7 +180,7 @@ def _run_probe(env: TraceEnv, name: str, seeds: int) -> ProbeReport:
         successes.append(bool(info.get("success")))
         for clause, value in (info.get("reward_breakdown") or {}).items():
             paid[clause] = paid.get(clause, 0.0) + float(value) / seeds
-    penalties = {c.id for c in env.SPEC.check.clauses if getattr(c, "penalty", False)}
+    penalties = {c.id for c in env.check.clauses if getattr(c, "penalty", False)}
     paid = {k: round(v, 3) for k, v in paid.items() if v > 0 and k not in penalties}
     return ProbeReport(kind=PROBES[name].kind, mean=_mean(rewards), success=_mean(successes), bound="", paid=paid)
 

@@ -39,3 +39,19 @@ ERROR_LEAD = re.compile(
     r"|(?:http\s*)?(?:status\s*)?[45]\d\d\b(?:\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)?)\s*[:\-\u2013\u2014.]?\s*",
     re.I,
 )
+
+
+# ---- what a backend answers when it refuses a write's argument (see `trace_envs.runtime.backend`) ----------------------
+REFUSED_UNKNOWN_ID = "Error: {what} {value} not found"
+REFUSED_NOT_ONE_OF = "Error: invalid {what} {value}: must be one of {options}"
+REFUSED_NEGATIVE = "Error: invalid {what} {value}: must not be negative"
+REFUSED_RANGE = "Error: invalid {what} {value}: must be between {low} and {high}"
+REFUSED_NOT_FINITE = "Error: invalid {what} {value}: not a number"
+REFUSED_DATE = "Error: invalid {what} {value}: expected a date like {example}"
+REFUSED_PLACEHOLDER = "Error: invalid {what} {value}"
+REFUSED_TYPE = "Error: invalid {what} {value}: must be {kind}"
+# Values a caller passes when it has no real one: never an id, a date or a member of a closed set.
+PLACEHOLDER_VALUES = frozenset({
+    "", "nan", "null", "none", "undefined", "n/a", "na", "tbd", "todo", "xxx", "x", "placeholder", "unknown",
+    "string", "example", "id", "<id>", "...", "?", "-", "made_up", "fake", "dummy", "test",
+})

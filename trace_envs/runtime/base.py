@@ -20,6 +20,7 @@ from gymnasium import spaces
 from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
+from trace_envs.runtime.backend import argument_mutants, bound_check, refusal, string_leaves
 from trace_envs.runtime.parse import clean_text, parse_action
 from trace_envs.runtime.scenario import RESULT, Scenario, ToolError
 from trace_envs.runtime.text_space import SharedText
@@ -156,6 +157,8 @@ class TraceEnv(gym.Env[str, str]):
         self._tools = {t.name: t for t in self.tool_specs}
         self._kinds = {t.name: t.kind for t in self.tool_specs}
         self._schemas = [tool_schema(t) for t in self.tool_specs]
+        # The spec's check, plus the binding of every argument of the writes this env offers (see runtime.backend).
+        self.check = bound_check(self.SPEC, self.tool_specs)
         # SharedText, not Text: async vector envs read Text back from shared memory as padding (see text_space).
         self.observation_space = SharedText(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=MAX_TEXT, min_length=1, charset=CHARSET)
@@ -185,6 +188,8 @@ class TraceEnv(gym.Env[str, str]):
         # point of it, so any run of consecutive seeds holds each class at its share; without one, a random draw.
         self.class_draw = float((seed * GOLDEN) % 1.0) if seed is not None else float(self.np_random.random())
         self.scenario = self.build_scenario(self.np_random)
+        self._world_ids = self._ids_of_world()
+        self.scenario.bindings.setdefault("writes", self._expected_writes())
         # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(
             facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests),
@@ -290,7 +295,7 @@ class TraceEnv(gym.Env[str, str]):
 
     def score(self) -> CheckResult:
         assert self.scenario is not None
-        return self.SPEC.check.evaluate(self.trace(), self.scenario.bindings)
+        return self.check.evaluate(self.trace(), self.scenario.bindings)
 
     def oracle_actions(self) -> list[str]:
         assert self.scenario is not None, "call reset() first"
@@ -299,6 +304,13 @@ class TraceEnv(gym.Env[str, str]):
     def mutant_actions(self) -> dict[str, list[str]]:
         assert self.scenario is not None, "call reset() first"
         return {k: list(v) for k, v in self.scenario.mutants.items()}
+
+    def argument_mutants(self) -> dict[str, list[str]]:
+        """The oracle with one non-key argument of its writes wrong (a well-typed other value, an invented id, -1, 0,
+        a NaN-like string), one mutant per argument and kind, named `<tool>.<argument>=<kind>`; none without a write.
+        Each must score below 1.0 (`validate` plays them)."""
+        assert self.scenario is not None, "call reset() first"
+        return argument_mutants(self.SPEC, self._tools, list(self.scenario.oracle), parse_action)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -353,12 +365,49 @@ class TraceEnv(gym.Env[str, str]):
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
         problem = check_arguments(tool, args)
+        if problem is None and tool.kind == "write":
+            problem = refusal(self.SPEC, tool, args, self._known_ids())
         if problem is not None:
             return {"error": problem}, True
         try:
             return self.run_tool(name, args, self.scenario.state), False  # type: ignore[union-attr]
         except ToolError as exc:
             return {"error": str(exc)}, True
+
+    def _ids_of_world(self) -> set[str]:
+        """The ids the scenario's world holds: its records', and those the user's own request supplies (what the
+        oracle passes: a card on the user's profile the env keeps no record of)."""
+        assert self.scenario is not None
+        ids = string_leaves(self.scenario.state)
+        for action in self.scenario.oracle:
+            for c in parse_action(action).calls:
+                ids |= string_leaves(c.arguments)
+        return ids
+
+    def _expected_writes(self) -> list[dict[str, Any]]:
+        """The writes a correct agent makes in this scenario, as the oracle makes them: what `ArgumentsBound` binds."""
+        assert self.scenario is not None
+        out = []
+        for action in self.scenario.oracle:
+            for c in parse_action(action).calls:
+                if self._kinds.get(c.name) == "write" and c.name in self._tools:
+                    out.append({"tool": c.name, "args": dict(c.arguments)})
+        return out
+
+    def _known_ids(self) -> set[str]:
+        """The world's ids and every id a successful call showed so far (a backend knows what it issued)."""
+        known = set(self._world_ids)
+        for step in self._steps:
+            if step.kind != "call" or step.error:
+                continue
+            result = step.result
+            if isinstance(result, str) and result[:1] in ("{", "["):
+                try:
+                    result = json.loads(result)
+                except ValueError:
+                    pass
+            known |= string_leaves(result)
+        return known
 
     def _system_prompt(self, use_hint: bool) -> str:
         tools = "\n".join(f"- {t.name}: {t.description}" for t in self.tool_specs)

@@ -87,7 +87,7 @@ class RefundDestination(Task):
             Order(id="read_first", weight=1, requires=["write_target"], first=CallRef(tool=read, args=target),
                   then=CallRef(tool=write, args=target), join=[key], description=f"look the record up with {read} first"),
             Communicated(id="told_destination", weight=2, requires=["write_target"], values=[{"$var": "method"}],
-                         after=CallRef(tool=read, args=target),
+                         after=CallRef(tool=read, args=target), about={"$var": "target"},
                          description="tell the user the payment method the refund goes to, read off the record"),
             NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[CallRef(tool=write, args=target)],
                    description="no write but the one the user asked for"),

@@ -108,11 +108,13 @@ def tellable(value: Any) -> bool:
     return isinstance(value, str) and len(value.strip()) >= 2 and value.strip().lower() not in UNTELLABLE
 
 
-def told_check(read: str, key: str, read_target: CallRef, answer: Any, penalties: bool = True) -> Check:
+def told_check(read: str, key: str, read_target: CallRef, answer: Any, penalties: bool = True,
+               about: Any = None) -> Check:
     """Pay the value told after reading the record (3) and the read itself (1, only with the answer told); the
-    penalties: no write, no read of another record."""
+    penalties: no write, no read of another record. With `about`, a message naming another record's id tells
+    nothing."""
     clauses: list[Any] = [
-        Communicated(id="told", weight=3, values=[answer], after=read_target,
+        Communicated(id="told", weight=3, values=[answer], after=read_target, about=about,
                      description="after reading the record, tell the user the value they asked for in a sentence"),
         CallMade(id="read_target", weight=1, requires=["told"], call=read_target,
                  description="look up the record the user asked about"),
@@ -137,7 +139,7 @@ class AnswerFromRecords(Task):
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]
         read_target = CallRef(tool=read, args={key: {"$var": "target"}})
-        return told_check(read, key, read_target, {"$var": "answer"})
+        return told_check(read, key, read_target, {"$var": "answer"}, about={"$var": "target"})
 
 
 register_task(AnswerFromRecords())

@@ -47,7 +47,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, FinalState, NoCall, Order
+from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, FailedRef, FinalState, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.runtime import Scenario
@@ -220,6 +220,7 @@ class RecoveryEnv(RecordEnv):
         return Scenario(
             state=state,
             bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason),
+                      "error": plain_error(p.error), "fix_error": plain_error(fix_error),
                       **{f"address_{a}": args.get(a) for a in p.address}},
             opening=opening,
             facts=kit.facts,
@@ -285,7 +286,10 @@ class ErrorRecovery(Task):
                   join=join, description=f"look the record up with {read} before the write"),
             Communicated(id="explained", weight=3, when="!fixable", mode="any", after=read_t,
                          values=[{"$var": "reason"}, {"$var": "reason_core"}],
-                         description="when the cause cannot be removed, tell the user why in a sentence"),
+                         after_failures=[FailedRef(call=write_t, error={"$var": "error"}, bound="writes"),
+                                         FailedRef(call=fix_t, error={"$var": "fix_error"})],
+                         description="when the cause cannot be removed, tell the user why in a sentence, once the "
+                                     "request's own call failed for the prerequisite and the fix failed for the reason"),
             FinalState(id="no_retry_loop", weight=1, when="fixable", requires=["retried"], path="repeated_failure",
                        op="absent", description="never repeat a call that failed while nothing changed"),
             FinalState(id="no_retry_loop_unfixable", weight=1, when="!fixable", requires=["explained"],
