@@ -177,8 +177,11 @@ def test_a_thousand_episodes_sum_to_the_terminal_reward():
 
 def test_content_free_probes_earn_no_more_on_any_prefix_than_at_the_end():
     """What a probe has been paid after any step is at most what it ends with (and so at most what terminal mode
-    gives it): a probe that earns nothing at the end is never paid on the way."""
-    content_free = [n for n, p in PROBES.items() if p.kind == "content_free"]
+    gives it): a probe that earns nothing at the end is never paid on the way. The probes that play the oracle's own
+    actions up to one wrong write (`field_hedge`, `prose_value`) are left out: their prefix is the oracle's, rightly paid
+    what the oracle is paid there (asking, on a seed whose user declines), and the wrong write takes it back."""
+    oracle_prefixed = {"field_hedge", "prose_value"}
+    content_free = [n for n, p in PROBES.items() if p.kind == "content_free" and n not in oracle_prefixed]
     for name in ENVS:
         env_id = f"trace/{name}"
         for probe in content_free:
@@ -206,7 +209,8 @@ def test_a_declined_write_is_taken_back_on_the_step_that_made_it():
         rewards.append(reward)
         infos.append(info)
     assert terminated and not truncated
-    assert rewards[:2] == [0.0, 1.0] and infos[1]["reward_breakdown"] == {"asked": 1.0, "no_write_declined": 1.0}
+    assert rewards[:2] == [0.0, 1.0] and infos[1]["reward_breakdown"] == {
+        "asked": 1.0, "no_write_declined": 1.0, "arguments_bound": 1.0}
     assert rewards[2] == -1.0 and infos[2]["reward_breakdown"]["no_write_declined"] == 0.0
     assert rewards[3] == 0.0 and sum(rewards) == 0.0 == infos[-1]["score"] == replay_terminal(
         "trace/airline_confirm_before_baggage_update", seed, [read, question, write, "Understood. Have a nice day."])[-1][1]
