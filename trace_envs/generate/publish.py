@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -134,12 +135,22 @@ def pool_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None = Non
             if done is not None:
                 done(x, results[-1])
         return results
-    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_own_std_streams) as pool:
         for x, result in zip(items, pool.map(fn, items)):
             results.append(result)
             if done is not None:
                 done(x, result)
     return results
+
+
+def _own_std_streams() -> None:
+    # A thread of the parent (a live progress bar) may hold the lock of sys.stderr's buffer at the fork: a worker
+    # writing a warning to the stream it inherited would wait on that lock for ever. Each worker gets streams of its own.
+    try:
+        sys.stdout = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stderr = os.fdopen(os.dup(2), "w", buffering=1)
+    except OSError:  # no such descriptor: nothing to write to either way
+        pass
 
 
 def generate_many(specs: list[CapabilitySpec], out_dir: Path, validate: bool = True, seeds: int | None = None,
