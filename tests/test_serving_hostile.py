@@ -7,7 +7,9 @@ server on 127.0.0.1 (uvicorn in a thread of this process, a free port, small lim
   also with `Content-Type: text/plain` and from any origin; idle WebSocket sessions kept their slot forever;
 - `POST /step` with a valid action was a 500, `POST /reset {"seed": 1e400}` a 500;
 - a 20 MB body got a 422 echoing all of it;
-- every step's info re-sent the whole conversation.
+- every step's info re-sent the whole conversation;
+- a client arriving while clients that had died held every slot (until the idle timeout) was refused at once: the
+  soak lost hundreds of sessions in a row that way; now it waits for a slot (`capacity_wait_s`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ pytestmark = pytest.mark.skipif(not ENVS, reason="no generated env registered")
 ENV = ENVS[0]
 MAX_SESSIONS = 4
 IDLE_S = 1.5
+CAPACITY_WAIT_S = 4.0  # longer than an expired session takes to free its slot (IDLE_S and the reaper's interval)
 MAX_BODY = 256 * 1024
 ALLOWED = "https://lab.example.org"
 JSON = {"Content-Type": "application/json"}
@@ -44,7 +47,8 @@ def url():
     from trace_envs.serving.server import make_server
 
     port = free_port()
-    limits = ServeLimits(idle_timeout_s=IDLE_S, max_body_bytes=MAX_BODY, allow_origins=(ALLOWED,))
+    limits = ServeLimits(idle_timeout_s=IDLE_S, max_body_bytes=MAX_BODY, allow_origins=(ALLOWED,),
+                         capacity_wait_s=CAPACITY_WAIT_S)
     server = make_server(ENV, "127.0.0.1", port, MAX_SESSIONS, limits)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -135,14 +139,56 @@ def test_validation_error_quotes_a_prefix_of_the_input(url):
 
 def test_sessions_made_over_http_expire(url):
     """Four `openenv/session/create` POSTs filled every slot (`--max-sessions 4`) for good; now they expire after the
-    idle timeout and WebSocket clients get in again."""
+    idle timeout and WebSocket clients get in again (one arriving while they are held waits for a slot)."""
     with httpx.Client(timeout=10) as http:
+        start = time.monotonic()
         ids = [http.post(f"{url}/mcp", json=CREATE).json()["result"]["session_id"] for _ in range(MAX_SESSIONS)]
         assert len(set(ids)) == MAX_SESSIONS
-        with _ws(url) as ws:  # the server is full now: it says so at once and closes
-            assert json.loads(ws.recv(timeout=10))["data"]["code"] == "CAPACITY_REACHED"
+        with _ws(url) as ws:  # the server is full now: the session starts when an HTTP one has expired
+            assert _ask(ws, json.dumps({"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+            assert IDLE_S <= time.monotonic() - start < IDLE_S + 3
     waited = _wait_for_free_slots(url, MAX_SESSIONS, timeout_s=IDLE_S + 10)
     assert waited < IDLE_S + 3, waited
+
+
+def test_a_client_arriving_while_dead_clients_hold_every_slot_gets_a_session(url):
+    """Every slot held by a client that went silent: a new client was refused at once (CAPACITY_REACHED, then a
+    closed socket), losing its episode; now it waits until the idle timeout frees a slot, then plays."""
+    _wait_for_free_slots(url, MAX_SESSIONS)
+    with ExitStack() as stack:
+        dead = [stack.enter_context(_ws(url)) for _ in range(MAX_SESSIONS)]
+        for ws in dead:
+            assert _ask(ws, json.dumps({"type": "reset", "data": {"seed": 0}}))["type"] == "observation"
+        start = time.monotonic()
+        with _ws(url) as ws:
+            _episode_goes_on(ws)
+        assert time.monotonic() - start < IDLE_S + 3
+
+
+def test_a_client_is_refused_when_no_slot_frees_within_the_wait(url):
+    """Live sessions (each sending more often than the idle timeout) hold every slot: a new client is refused with
+    CAPACITY_REACHED once `capacity_wait_s` is past, not kept waiting for ever."""
+    _wait_for_free_slots(url, MAX_SESSIONS)
+    stop = threading.Event()
+    with ExitStack() as stack:
+        live = [stack.enter_context(_ws(url)) for _ in range(MAX_SESSIONS)]
+
+        def keep_busy() -> None:
+            while not stop.wait(0.3):
+                for ws in live:
+                    _ask(ws, json.dumps({"type": "state"}))
+
+        busy = threading.Thread(target=keep_busy, daemon=True)
+        busy.start()
+        try:
+            start = time.monotonic()
+            with _ws(url) as ws:
+                reply = json.loads(ws.recv(timeout=CAPACITY_WAIT_S + 10))
+            assert reply["data"]["code"] == "CAPACITY_REACHED", reply
+            assert CAPACITY_WAIT_S <= time.monotonic() - start < CAPACITY_WAIT_S + 3
+        finally:
+            stop.set()
+            busy.join(timeout=10)
 
 
 @pytest.mark.parametrize("headers", [{"Content-Type": "text/plain"}, {}], ids=["text/plain", "no content type"])

@@ -173,13 +173,16 @@ class Pipeline:
         return f"{len(result.candidates)} candidates, {len(result.capabilities)} kept"
 
     def stage_generate(self) -> str:
-        from trace_envs.generate.publish import generate_one
+        from trace_envs.generate.publish import generate_many
 
         specs = self.specs()
-        results = []
-        for i, spec in enumerate(specs, 1):
-            self.progress(2, "generate", f"generate: {spec.name} ({i} of {len(specs)})")
-            results.append(generate_one(spec, self.out / "envs"))
+        finished: list[str] = []
+
+        def done(spec: Any, _: Any) -> None:
+            finished.append(spec.name)
+            self.progress(2, "generate", f"generate: {spec.name} ({len(finished)} of {len(specs)})")
+
+        results = generate_many(specs, self.out / "envs", done=done)
         doc = [r.model_dump(mode="json") for r in results]
         write_text_atomic(self.out / "generate" / "results.json", json.dumps(doc, indent=2) + "\n")
         failed = [r.name for r in results if not r.published]

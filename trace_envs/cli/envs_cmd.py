@@ -44,7 +44,7 @@ def generate(
     Exit code 1 when any spec failed (the others are still published), 2 for an invalid spec file, an output folder
     that cannot be written, or an env of another domain in the way (nothing is generated then).
     """
-    from trace_envs.generate.publish import foreign_env, generate_one, safe_target
+    from trace_envs.generate.publish import foreign_env, generate_many, safe_target
     from trace_envs.spec.io import SpecError, load_specs
 
     loaded = []
@@ -60,13 +60,10 @@ def generate(
              "pass --replace to replace it, or generate into another folder")
     if clashes:
         raise typer.Exit(EXIT_BAD_INPUT)
-    results = []
     with Progress(console=Console(stderr=True), transient=True, disable=json_out) as progress:
-        task = progress.add_task("generating", total=len(loaded))
-        for spec in loaded:
-            progress.update(task, description=f"generating {spec.name}")
-            results.append(generate_one(spec, out, validate=not no_validate, replace=replace))
-            progress.advance(task)
+        task = progress.add_task(f"generating {len(loaded)} env(s)", total=len(loaded))
+        results = generate_many(loaded, out, validate=not no_validate, replace=replace,
+                                done=lambda spec, _: progress.advance(task))
     if json_out:
         for r in results:
             print(r.model_dump_json())

@@ -20,6 +20,9 @@ def serve(
              "(0: never).")] = 300.0,
     max_body: Annotated[int, typer.Option(
         "--max-body", metavar="BYTES", help="Largest request body or WebSocket message (at least 1024).")] = 1 << 20,
+    capacity_wait: Annotated[float, typer.Option(
+        "--capacity-wait", metavar="SECONDS",
+        help="A new session at --max-sessions waits this long for a slot before it is refused (0: at once).")] = 30.0,
     allow_origin: Annotated[list[str] | None, typer.Option(
         "--allow-origin", metavar="ORIGIN",
         help="A browser origin allowed besides localhost, e.g. https://lab.example.org ('*': any); repeatable.")] = None,
@@ -52,14 +55,15 @@ def serve(
         raise fail(f"--reward-mode must be one of {', '.join(REWARD_MODES)}, got {reward_mode!r}")
     if not 0 < port < 65536 or max_sessions < 1:
         raise fail("--port must be in 1..65535 and --max-sessions at least 1")
-    if not 0 <= idle_timeout < 1e9 or max_body < 1024:
-        raise fail("--idle-timeout must be 0 (never) or a positive number of seconds, --max-body at least 1024")
+    if not 0 <= idle_timeout < 1e9 or max_body < 1024 or not 0 <= capacity_wait < 1e9:
+        raise fail("--idle-timeout must be 0 (never) or a positive number of seconds, --capacity-wait at least 0, "
+                   "--max-body at least 1024")
     try:
         from trace_envs.serving.guard import ServeLimits
         from trace_envs.serving.server import serve as run_server
     except ImportError as exc:
         raise fail(f"serving needs the serve extra ({exc.name}): pip install 'trace-envs[serve]'") from None
-    limits = ServeLimits(idle_timeout_s=idle_timeout or None, max_body_bytes=max_body,
+    limits = ServeLimits(idle_timeout_s=idle_timeout or None, max_body_bytes=max_body, capacity_wait_s=capacity_wait,
                          allow_origins=tuple(allow_origin or ()))
     try:
         run_server(env_id, host=host, port=port, max_sessions=max_sessions, limits=limits,

@@ -1,4 +1,4 @@
-"""Capability families, one package each; importing this package registers the built-in families' tasks.
+"""Capability families, one package each; `all_tasks()` and `get_task()` import the built-in families' tasks.
 
 A family's package (`trace_envs/families/<family>/`) holds its task (`task.py`: params, env class, check; what
 `gym.make` needs) and its detectors (`detector.py`: labeler, proposal rule, parameter inference; what the miner
@@ -9,15 +9,10 @@ needs), side by side. Importing the package imports its task only; the miner loa
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
 from trace_envs.checks.clauses import Check
 from trace_envs.families.task import FamilyError, NoParams, Task, all_tasks, get_task, register_task, unregister_task
-
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
-    importlib.import_module(f"{__name__}.{_module}")
 
 
 def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None = None, requests: int = 2) -> Check:

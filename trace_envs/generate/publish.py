@@ -8,8 +8,15 @@ rename (an atomic exchange where the kernel offers it), so a crash leaves the ol
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import shutil
+import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -20,6 +27,8 @@ from trace_envs.generate.render import render_module
 from trace_envs.generate.validate import CheckReport, validate_env
 from trace_envs.spec.model import CapabilitySpec
 
+T = TypeVar("T")
+R = TypeVar("R")
 MODULE_FILE = "env.py"
 SPEC_FILE = "spec.json"
 README_FILE = "README.md"
@@ -105,3 +114,52 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
     finally:
         if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def pool_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None,
+             done: Callable[[T, R], Any] | None = None) -> list[R]:
+    """`[fn(x) for x in items]`, on up to `workers` (default: every core) forked processes; `done(x, result)` after
+    each, in order. Validation is CPU-bound and each spec's is independent and seeded, so the results are those of a
+    loop; a forked worker inherits the parent's registered families. Where fork is unavailable, or one item: a loop."""
+    items = list(items)
+    n = min(len(items), workers or cores())
+    results: list[R] = []
+    if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for x in items:
+            results.append(fn(x))
+            if done is not None:
+                done(x, results[-1])
+        return results
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_own_std_streams) as pool:
+        for x, result in zip(items, pool.map(fn, items)):
+            results.append(result)
+            if done is not None:
+                done(x, result)
+    return results
+
+
+def _own_std_streams() -> None:
+    # A thread of the parent (a live progress bar) may hold the lock of sys.stderr's buffer at the fork: a worker
+    # writing a warning to the stream it inherited would wait on that lock for ever. Each worker gets streams of its own.
+    try:
+        sys.stdout = os.fdopen(os.dup(1), "w", buffering=1)
+        sys.stderr = os.fdopen(os.dup(2), "w", buffering=1)
+    except OSError:  # no such descriptor: nothing to write to either way
+        pass
+
+
+def generate_many(specs: list[CapabilitySpec], out_dir: Path, validate: bool = True, seeds: int | None = None,
+                  replace: bool = False, workers: int | None = None,
+                  done: Callable[[CapabilitySpec, GenerateResult], Any] | None = None) -> list[GenerateResult]:
+    """`generate_one` of each spec, validated in parallel on up to `workers` processes (default: every core); specs
+    that share a name (one target folder) run one after another, as a loop would."""
+    one = partial(generate_one, out_dir=out_dir, validate=validate, seeds=seeds, replace=replace)
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        workers = 1
+    return pool_map(one, specs, workers, done)

@@ -12,6 +12,7 @@ The labels and facts were fitted on tests/data/agent_turns.jsonl (real agents' t
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trace_envs.language.plain import normalize
 from trace_envs.language.sentences import opens_with_condition, plain_sentences
@@ -84,6 +85,13 @@ _WHICH = re.compile(r"\bwhich (one|of these|two|option|item|i\d|\w+ option)\b")
 
 def asking_segments(text: str) -> list[str]:
     """The parts of `text` that ask the user for something (see the module doc), `plain`."""
+    return list(_asking_segments(text))
+
+
+# Validation plays the same agent messages over many seeds and probes, and each message is read several times a turn
+# (the user's reply, the facts it is asked for): this reading was a tenth of generate's time.
+@lru_cache(maxsize=4096)
+def _asking_segments(text: str) -> tuple[str, ...]:
     sents = plain_sentences(text)
     out: list[str] = []
     listing = False
@@ -106,7 +114,7 @@ def asking_segments(text: str) -> list[str]:
             out.append(sents[i - 1])
         if _STEPS_INTRO.search(s):
             listing = True
-    return out
+    return tuple(out)
 
 
 def facts_asked(text: str, segments: list[str] | None = None) -> list[str]:

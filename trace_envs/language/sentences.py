@@ -12,6 +12,7 @@ numbered lists). Two views of the same cut:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trace_envs.language.plain import plain
 
@@ -42,12 +43,17 @@ def sentences(text: str) -> list[str]:
 
 def plain_sentences(text: str) -> list[str]:
     """The `plain` sentences of `text`, list markers ("1.", "-", bullets) dropped."""
+    return list(_plain_sentences(text))
+
+
+@lru_cache(maxsize=4096)  # each agent message is read several times a turn, and replayed over validation's seeds
+def _plain_sentences(text: str) -> tuple[str, ...]:
     out = []
     for s in sentences(plain(text)):
         s = _MARKER.sub("", s).strip()
         if s:
             out.append(s)
-    return out
+    return tuple(out)
 
 
 def opens_with_condition(plain_sentence: str) -> bool:

@@ -336,12 +336,12 @@ def _publishable(sel: Selection, rows: list[dict[str, Any]], names: list[str],
     """Keep only capabilities whose env publishes: a kept one `generate` would refuse is dropped (its row says why)
     and the candidates merged into it are tried in their order, the first that publishes kept in its place. Returns
     one warning per refusal."""
-    from trace_envs.mining.publishable import publish_problem
+    from trace_envs.mining.publishable import publish_problem, publish_problems
 
     warnings: list[str] = []
     kept: list[int] = []
-    for j in sel.kept:
-        problem = publish_problem(spec_of(j))
+    problems = publish_problems([spec_of(j) for j in sel.kept])
+    for j, problem in zip(sel.kept, problems):
         if problem is None:
             kept.append(j)
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from trace_envs.generate.publish import generate_one
+from trace_envs.generate.publish import generate_one, pool_map
 from trace_envs.spec.model import CapabilitySpec
 
 
@@ -21,3 +21,8 @@ def publish_problem(spec: CapabilitySpec) -> str | None:
     if result.published:
         return None
     return str(result.error or "refused").strip()
+
+
+def publish_problems(specs: list[CapabilitySpec]) -> list[str | None]:
+    """`publish_problem` of each spec, validated in parallel on every core."""
+    return pool_map(publish_problem, specs)

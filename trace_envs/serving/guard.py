@@ -47,6 +47,8 @@ class ServeLimits(BaseModel):
     idle_timeout_s: float | None = Field(default=300.0, gt=0, description="Close a WebSocket (and expire a session "
                                          "made over HTTP) after this long without a message; None: never.")
     max_body_bytes: int = Field(default=1 << 20, ge=1024, description="Largest request body or WebSocket frame.")
+    capacity_wait_s: float = Field(default=30.0, ge=0, description="A new session at --max-sessions waits this long "
+                                   "for a slot to free before it is refused (0: refused at once).")
     allow_origins: tuple[str, ...] = Field(default=(), description="Browser origins allowed besides localhost "
                                            "(scheme://host[:port], or '*' for any).")
 

@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.exceptions import SessionCapacityError
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, StepRequest
 from pydantic import ValidationError
 from starlette.middleware.cors import CORSMiddleware
@@ -117,17 +118,30 @@ class _ClosedSocketGuard:
 
 
 class _Sessions(HTTPEnvServer):
-    """OpenEnv's session store, with one change: a session held by a WebSocket connection lives as long as the
+    """OpenEnv's session store, with two changes: a session held by a WebSocket connection lives as long as the
     connection (the guard closes an idle one), and a session made without one (`POST /mcp` with
     `openenv/session/create`) expires after `idle_timeout_s` without a request. OpenEnv's own reaper would instead
-    destroy the env under a live connection, and checks only every `max(timeout / 4, 5)` s."""
+    destroy the env under a live connection, and checks only every `max(timeout / 4, 5)` s. And a new session at
+    capacity waits up to `capacity_wait_s` for a slot before it is refused."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, capacity_wait_s: float = 0.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._connected: set[str] = set()
+        self._capacity_wait_s = capacity_wait_s
 
     async def _create_session(self) -> tuple[str, Environment]:
-        session_id, env = await super()._create_session()
+        # Clients that died without closing hold their slots until the idle timeout; refused at once, a live client
+        # arriving in such a burst lost its episode (the soak lost hundreds in a row: each refusal is instant, so the
+        # refused clients' next dead sessions came faster still). Waiting turns the burst into a delay.
+        deadline = time.monotonic() + self._capacity_wait_s
+        while True:
+            try:
+                session_id, env = await super()._create_session()
+                break
+            except SessionCapacityError:
+                if time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(0.05)
         if CONNECTED.get():
             self._connected.add(session_id)
         return session_id, env
@@ -159,16 +173,19 @@ class _Sessions(HTTPEnvServer):
 def build_app(env_id: str, max_sessions: int = 64, limits: ServeLimits | None = None,
               env_kwargs: dict[str, Any] | None = None) -> Any:
     """The FastAPI app serving `env_id` (raises gymnasium's error for an unknown id). `max_sessions`: concurrent
-    sessions allowed (default 64); one more is refused with a CAPACITY_REACHED error. `limits`: idle timeout, body size
-    and allowed origins (`ServeLimits()`: 300 s, 1 MiB, localhost only). `env_kwargs`: what every session's env is
-    made with (`{"reward_mode": "per_turn"}`); one env is made here, so that a bad value fails now, not per session."""
+    sessions allowed (default 64); one more waits up to `limits.capacity_wait_s` for a slot, then is refused with a
+    CAPACITY_REACHED error. `limits`: idle timeout, body size, capacity wait and allowed origins (`ServeLimits()`:
+    300 s, 1 MiB, 30 s, localhost only). `env_kwargs`: what every session's env is made with
+    (`{"reward_mode": "per_turn"}`); one env is made here, so that a bad value fails now, not per session."""
     limits = limits or ServeLimits()
     env_kwargs = dict(env_kwargs or {})
     gym.spec(env_id)
     gym.make(env_id, **env_kwargs).close()
     app = FastAPI(title=f"trace-envs: {env_id}", version="1.0.0")
-    sessions = _Sessions(partial(SessionEnv, env_id, **env_kwargs), TraceAction, TraceObservation, concurrency_config=ConcurrencyConfig(
-        max_concurrent_envs=max_sessions, session_timeout=limits.idle_timeout_s))
+    sessions = _Sessions(partial(SessionEnv, env_id, **env_kwargs), TraceAction, TraceObservation,
+                         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                                              session_timeout=limits.idle_timeout_s),
+                         capacity_wait_s=limits.capacity_wait_s)
     sessions.register_routes(app)
 
     async def short_validation_error(request: Any, exc: RequestValidationError) -> JSONResponse:
