@@ -32,8 +32,10 @@ class ChatPolicy:
         raise NotImplementedError
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, max_turns: int | None = None,
-                 progress: bool = False) -> list[EpisodeResult]:
-        """Run (seed, sample) episodes in lockstep batches through the bridge."""
+                 progress: bool = False, hinted: int = 0) -> list[EpisodeResult]:
+        """Run (seed, sample) episodes in lockstep batches through the bridge. `hinted`: the first `hinted` samples
+        of every seed see the env's hint and the others do not (a hinted GRPO group); 0 leaves it to the env's
+        `knobs.hint_rate`."""
         import trace_envs  # noqa: F401
         from trace_envs.integrations.trl import bridge_class, bridge_tool_schemas, bridge_tools, prompt_row
 
@@ -43,7 +45,8 @@ class ChatPolicy:
         for start in range(0, len(jobs), self.batch_size):
             chunk = jobs[start : start + self.batch_size]
             insts = [cls() for _ in chunk]
-            convs = [list(prompt_row(inst, seed)["prompt"]) for inst, (seed, _) in zip(insts, chunk)]
+            convs = [list(prompt_row(inst, seed, hint=(j < hinted) if hinted else None)["prompt"])
+                     for inst, (seed, j) in zip(insts, chunk)]
             schemas = bridge_tool_schemas(insts[0])
             limit = max_turns or int(getattr(insts[0].base, "max_turns", 16))
             active = list(range(len(chunk)))
@@ -82,7 +85,8 @@ class ChatPolicy:
             for inst, conv, (seed, j), t in zip(insts, convs, chunk, turns):
                 res = inst._score()
                 out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t,
-                                         reasons=dict(res.reasons), messages=conv))
+                                         reasons=dict(res.reasons), messages=conv,
+                                         hinted=bool(getattr(inst.base, "hint_used", False))))
             if progress:
                 print(f"[eval] {len(out)}/{len(jobs)} episodes", file=sys.stderr, flush=True)
         return out
@@ -178,7 +182,7 @@ class RoutedPolicy(HFPolicy):
         return choice if choice in self.available else None
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, max_turns: int | None = None,
-                 progress: bool = False) -> list[EpisodeResult]:
+                 progress: bool = False, hinted: int = 0) -> list[EpisodeResult]:
         import trace_envs  # noqa: F401
         from trace_envs.integrations.trl import bridge_class, prompt_row
 
@@ -193,10 +197,10 @@ class RoutedPolicy(HFPolicy):
         for choice, group in by_choice.items():
             if choice is None:
                 with model.disable_adapter():
-                    results = super().rollouts(env_id, group, samples, max_turns, progress)
+                    results = super().rollouts(env_id, group, samples, max_turns, progress, hinted)
             else:
                 model.set_adapter(choice)
-                results = super().rollouts(env_id, group, samples, max_turns, progress)
+                results = super().rollouts(env_id, group, samples, max_turns, progress, hinted)
             for r in results:
                 r.adapter = choice or "none"
             out += results

@@ -14,7 +14,16 @@ import pkgutil
 from typing import Any
 
 from trace_envs.checks.clauses import Check
-from trace_envs.families.task import FamilyError, NoParams, Task, all_tasks, get_task, register_task, unregister_task
+from trace_envs.families.task import (
+    FamilyError,
+    NoParams,
+    Task,
+    all_tasks,
+    get_task,
+    hint_of,
+    register_task,
+    unregister_task,
+)
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
     importlib.import_module(f"{__name__}.{_module}")
@@ -36,6 +45,7 @@ __all__ = [
     "all_tasks",
     "env_check",
     "get_task",
+    "hint_of",
     "register_task",
     "unregister_task",
 ]
