@@ -118,13 +118,14 @@ def eval_cmd(
     chat_template: Annotated[Optional[str], typer.Option(help=EvalOptions.model_fields["chat_template"].description)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
     transcripts: Annotated[Optional[Path], typer.Option("--transcripts", help="Write one JSON line per episode (seed, messages, tool calls, reward, breakdown, reasons); read it with `trace-envs show FILE`.")] = None,
+    route_method: Annotated[Optional[str], typer.Option("--route-method", help=option_help(EvalOptions, "routing"))] = None,
 ) -> None:
     """Evaluate a policy: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds."""
     from trace_envs.evaluation import evaluate, parse_policy
     from trace_envs.training import TrainingUnavailable
 
     given = dict(episodes=episodes, samples=samples, seed_offset=seed_offset, temperature=temperature,
-                 base_url=base_url, max_new_tokens=max_new_tokens, chat_template=chat_template)
+                 base_url=base_url, max_new_tokens=max_new_tokens, chat_template=chat_template, routing=route_method)
     try:
         options = EvalOptions(**{k: v for k, v in given.items() if v is not None})
         spec = parse_policy(policy)
