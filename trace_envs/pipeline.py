@@ -268,6 +268,8 @@ class Pipeline:
         )
         save_index(index, self.out / "adapters")
         method = self.cfg.route_method
+        for cand in index.candidates:
+            _name_routing(Path(cand.adapter or ""), method)
         router = index.router() if method == "lexical" else self._model_router(index, method)
         if self.cfg.inputs == [PLANTED]:
             from trace_envs.routing.planted import planted_tasks
@@ -323,6 +325,21 @@ class Pipeline:
 
     def router_accuracy(self) -> dict[str, Any] | None:
         return _read_json(self.out / "route" / "report.json")
+
+
+def _name_routing(adapter: Path, method: str) -> None:
+    """Record on an adapter's card (`trace_adapter.json` and its README table) how the run routes tasks to it."""
+    meta = _read_json(adapter / "trace_adapter.json")
+    if not isinstance(meta, dict):
+        return
+    meta["routing"] = method
+    write_text_atomic(adapter / "trace_adapter.json", json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    card = adapter / "README.md"
+    if card.is_file():
+        lines = [line for line in card.read_text().splitlines() if not line.startswith("| routing |")]
+        if "|---|---|" in lines:
+            lines.insert(lines.index("|---|---|") + 1, f"| routing | {method} |")
+            write_text_atomic(card, "\n".join(lines) + "\n")
 
 
 def _read_json(path: Path) -> Any:
