@@ -2,7 +2,11 @@
 
 G groups (one seed each) of k rollouts: mean reward, success rate, reward std, the share of groups that are
 all-success / all-zero / constant (no gradient) / informative (rewards differ), pass@1/4/8/16, and a verdict with the
-spec knob to turn (knobs: difficulty, distractors, entities, requests, hint_rate)."""
+spec knob to turn (knobs: difficulty, distractors, entities, requests, hint_rate).
+
+With a hint fraction, each group is a hinted GRPO group (the first `hinted_count(k, f)` rollouts see the env's expert
+hint, the others do not): the report gives hinted and plain success apart, the share of informative groups with and
+without the hinted rollouts, and the hint fraction to train with (the paper aims at 60-80% success on hinted rollouts)."""
 
 from __future__ import annotations
 
@@ -33,6 +37,12 @@ class CalibrationReport:
     pass_at: dict[str, float]
     verdict: str
     advice: str
+    hint_fraction: float = 0.0
+    hinted_per_group: int = 0
+    success_hinted: float | None = None
+    success_plain: float | None = None
+    share_informative_plain: float | None = None
+    suggested_hint_fraction: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,8 +61,31 @@ class CalibrationReport:
             f"groups_informative: {self.share_informative:.3f}",
         ]
         lines += [f"{k}: {v:.3f}" for k, v in self.pass_at.items()]
+        if self.hinted_per_group:
+            lines += [
+                f"hint_fraction: {self.hint_fraction:.3f} ({self.hinted_per_group} of {self.k} rollouts hinted)",
+                f"success_hinted: {_fmt(self.success_hinted)}",
+                f"success_plain: {_fmt(self.success_plain)}",
+                f"groups_informative_plain_only: {_fmt(self.share_informative_plain)}",
+                f"suggested_hint_fraction: {_fmt(self.suggested_hint_fraction)}",
+            ]
         lines += [f"verdict: {self.verdict}", f"advice: {self.advice}"]
         return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def suggest_hint_fraction(success_hinted: float | None, informative_plain: float | None) -> float:
+    """The hint fraction to train with: none when plain groups already carry a gradient; half the group when hinted
+    rollouts still mostly fail (more of them, so that a group holds a success); the paper's low end when hinted
+    rollouts succeed often enough (60% and up); the middle otherwise."""
+    if informative_plain is not None and informative_plain >= 0.5:
+        return 0.0
+    if success_hinted is None or success_hinted < 0.3:
+        return 0.5
+    return 0.25 if success_hinted >= 0.6 else 0.375
 
 
 def verdict_for(success_rate: float, informative: float, all_success: float, all_zero: float) -> tuple[str, str]:
@@ -70,7 +103,21 @@ def verdict_for(success_rate: float, informative: float, all_success: float, all
     )
 
 
-def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: int) -> CalibrationReport:
+def _informative(groups: list[list[EpisodeResult]]) -> float | None:
+    usable = [g for g in groups if len(g) >= 2]
+    if not usable:
+        return None
+    return sum(len({round(r.reward, 9) for r in g}) > 1 for g in usable) / len(usable)
+
+
+def _success(results: list[EpisodeResult]) -> float | None:
+    return sum(r.passed for r in results) / len(results) if results else None
+
+
+def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: int,
+                     hint_fraction: float = 0.0) -> CalibrationReport:
+    from adapters_train.hints import hinted_count
+
     groups = list(group_by_seed(results).values())
     rewards = [r.reward for r in results]
     n_groups = max(len(groups), 1)
@@ -80,6 +127,10 @@ def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: 
     informative = 1.0 - constant
     success = sum(r.passed for r in results) / max(len(results), 1)
     verdict, advice = verdict_for(success, informative, all_success, all_zero)
+    hinted = [r for r in results if r.hinted]
+    plain_groups = [[r for r in g if not r.hinted] for g in groups]
+    informative_plain = _informative(plain_groups)
+    per_group = hinted_count(k, hint_fraction)
     return CalibrationReport(
         env_id=env_id,
         policy=policy,
@@ -95,14 +146,23 @@ def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: 
         pass_at=pass_at_ks(results, (1, 4, 8, 16)),
         verdict=verdict,
         advice=advice,
+        hint_fraction=hint_fraction,
+        hinted_per_group=per_group,
+        success_hinted=_success(hinted),
+        success_plain=_success([r for r in results if not r.hinted]),
+        share_informative_plain=informative_plain,
+        suggested_hint_fraction=suggest_hint_fraction(_success(hinted), informative_plain) if per_group else None,
     )
 
 
 def calibrate(env_id: str, policy: Any, groups: int = 16, k: int = 8, *, seed_offset: int = CALIBRATION_SEED_OFFSET,
-              progress: bool = False, **opts: Any) -> CalibrationReport:
+              progress: bool = False, hint_fraction: float | None = None, **opts: Any) -> CalibrationReport:
     """Sample `groups` groups of `k` rollouts of `policy` (an object, or its text for
     `trace_envs.evaluation.build_policy`; `opts` are its `PolicyOptions`, None values ignored, a model policy
-    sampling at `CALIBRATION_TEMPERATURE` unless told otherwise)."""
+    sampling at `CALIBRATION_TEMPERATURE` unless told otherwise). `hint_fraction`: hint that share of every group
+    (a model policy; a scripted one plays the same with or without)."""
+    from adapters_train.hints import hinted_count
+
     import trace_envs  # noqa: F401
 
     if isinstance(policy, str):
@@ -111,5 +171,9 @@ def calibrate(env_id: str, policy: Any, groups: int = 16, k: int = 8, *, seed_of
     else:
         pol = policy
     seeds = list(range(seed_offset, seed_offset + groups))
-    results = pol.rollouts(env_id, seeds, k, **({"progress": progress} if progress else {}))
-    return summarize_groups(env_id, pol.name, results, k)
+    fraction = float(hint_fraction or 0.0)
+    extra: dict[str, Any] = {"progress": progress} if progress else {}
+    if hinted_count(k, fraction):
+        extra["hinted"] = hinted_count(k, fraction)
+    results = pol.rollouts(env_id, seeds, k, **extra)
+    return summarize_groups(env_id, pol.name, results, k, fraction)

@@ -6,8 +6,8 @@ a debug dump that lets a test (or a user) check that the ranks really trained on
 
 Debug option: with `TRACE_ENVS_DEBUG_DIR=DIR` in the environment, every rank writes `DIR/rank<N>.json` after GRPO
 training: its rank and world size, the sha256 of its LoRA tensors (equal on every rank of a data-parallel job), the
-number of LoRA tensors, per step the scenario seeds its envs were reset with (one GRPO group = one seed), and
-whether it wrote the adapter.
+number of LoRA tensors, per step the scenario seeds its envs were reset with (one GRPO group = one seed), per
+generation batch which of its rollouts saw the expert hint, and whether it wrote the adapter.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def write_debug_dump(trainer: Any, recorder: Any, folder: Path, *, saved_adapter
         "lora_sha256": checksum,
         "lora_tensors": count,
         "step_seeds": recorder.steps if recorder is not None else [],
+        "step_hints": list(getattr(trainer, "hint_log", [])),
         "saved_adapter": saved_adapter,
     }
     path.write_text(json.dumps(data, indent=2) + "\n")

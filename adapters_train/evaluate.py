@@ -32,8 +32,10 @@ class ChatPolicy:
         raise NotImplementedError
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, max_turns: int | None = None,
-                 progress: bool = False) -> list[EpisodeResult]:
-        """Run (seed, sample) episodes in lockstep batches through the bridge."""
+                 progress: bool = False, hinted: int = 0) -> list[EpisodeResult]:
+        """Run (seed, sample) episodes in lockstep batches through the bridge. `hinted`: the first `hinted` samples
+        of every seed see the env's hint and the others do not (a hinted GRPO group); 0 leaves it to the env's
+        `knobs.hint_rate`."""
         import trace_envs  # noqa: F401
         from trace_envs.integrations.trl import bridge_class, bridge_tool_schemas, bridge_tools, prompt_row
 
@@ -43,7 +45,8 @@ class ChatPolicy:
         for start in range(0, len(jobs), self.batch_size):
             chunk = jobs[start : start + self.batch_size]
             insts = [cls() for _ in chunk]
-            convs = [list(prompt_row(inst, seed)["prompt"]) for inst, (seed, _) in zip(insts, chunk)]
+            convs = [list(prompt_row(inst, seed, hint=(j < hinted) if hinted else None)["prompt"])
+                     for inst, (seed, j) in zip(insts, chunk)]
             schemas = bridge_tool_schemas(insts[0])
             limit = max_turns or int(getattr(insts[0].base, "max_turns", 16))
             active = list(range(len(chunk)))
@@ -82,7 +85,8 @@ class ChatPolicy:
             for inst, conv, (seed, j), t in zip(insts, convs, chunk, turns):
                 res = inst._score()
                 out.append(EpisodeResult(seed, j, float(res.score), bool(res.passed), dict(res.breakdown), t,
-                                         reasons=dict(res.reasons), messages=conv))
+                                         reasons=dict(res.reasons), messages=conv,
+                                         hinted=bool(getattr(inst.base, "hint_used", False))))
             if progress:
                 print(f"[eval] {len(out)}/{len(jobs)} episodes", file=sys.stderr, flush=True)
         return out
@@ -141,14 +145,23 @@ class HFPolicy(ChatPolicy):
 class RoutedPolicy(HFPolicy):
     """`routed:BASE+ADAPTERS_DIR`: one PEFT model holding every adapter in ADAPTERS_DIR (each loaded under its
     capability's name); per episode the router reads the task's opening and switches to its choice, or to the base
-    model when it answers none."""
+    model when it answers none.
 
-    def __init__(self, spec: str, **opts: Any):
+    `route_method`: `lexical` (the index's naive Bayes, the default), `model` (the base model scores labelled
+    options), `retrieval` (the paper's router: the nearest mined runs, the base model scoring what they lacked plus
+    "base"; the kept adapters are merged once per distinct choice with PEFT's `add_weighted_adapter`, W + sum_c a_c
+    B_c A_c) or `arrow` (PEFT's Arrow model over every adapter: token-level top-k routing, no per-task choice)."""
+
+    METHODS = ("lexical", "model", "retrieval", "arrow")
+
+    def __init__(self, spec: str, route_method: str = "lexical", **opts: Any):
         from peft import PeftModel
 
         from adapters_train.models import resolve_model
         from trace_envs.routing import load_index
 
+        if route_method not in self.METHODS:
+            raise ValueError(f"route method must be one of {', '.join(self.METHODS)}, got {route_method!r}")
         parsed = parse_policy(f"routed:{spec}")  # a ValueError unless both BASE and ADAPTERS_DIR are there
         base, adapters_dir = parsed.base, str(parsed.attachment)
         try:
@@ -156,29 +169,69 @@ class RoutedPolicy(HFPolicy):
         except FileNotFoundError as exc:  # a mistyped folder is the user's error, said in one line
             raise ValueError(f"routed policy: {exc}; give a folder that `trace-envs train` wrote") from None
         loaded = resolve_model(base, chat_template=opts.get("chat_template"))
-        model = loaded.model
-        self.available: list[str] = []
-        for cand in index.candidates:
-            if not cand.adapter or not (Path(cand.adapter) / "adapter_config.json").is_file():
-                continue
-            if isinstance(model, PeftModel):
-                model.load_adapter(cand.adapter, adapter_name=cand.name)
-            else:
-                model = PeftModel.from_pretrained(model, cand.adapter, adapter_name=cand.name)
-            self.available.append(cand.name)
-        if not self.available:
+        trained = [c for c in index.candidates if c.adapter and (Path(c.adapter) / "adapter_config.json").is_file()]
+        if not trained:
             raise ValueError(f"{adapters_dir}: no trained adapter among {[c.name for c in index.candidates]}")
+        self.route_method = route_method
+        self.available: list[str] = [c.name for c in trained]
+        self._merged: dict[tuple[tuple[str, float], ...], str] = {}
+        if route_method == "arrow":
+            from peft import ArrowConfig, create_arrow_model
+
+            config = ArrowConfig(top_k=min(3, len(trained)), router_temperature=1.0, rng_seed=0)
+            model = create_arrow_model(loaded.model, [str(c.adapter) for c in trained], config)
+            self.router = None
+        else:
+            model = loaded.model
+            for cand in trained:
+                if isinstance(model, PeftModel):
+                    model.load_adapter(cand.adapter, adapter_name=cand.name)
+                else:
+                    model = PeftModel.from_pretrained(model, cand.adapter, adapter_name=cand.name)
+            self.router = self._router(index, model, loaded.tokenizer)
         loaded.model = model.eval()
-        self.router = index.router()
         super().__init__(spec, loaded=loaded, **{k: v for k, v in opts.items() if k != "chat_template"})
-        self.name = f"routed:{spec}"
+        self.name = f"routed:{spec}" + ("" if route_method == "lexical" else f" ({route_method})")
+
+    def _router(self, index: Any, model: Any, tokenizer: Any) -> Any:
+        from trace_envs.routing import ModelRouter, RetrievalRouter
+
+        if self.route_method == "lexical":
+            return index.router()
+        with model.disable_adapter():  # the base model routes (the retrieval router embeds its memory here)
+            if self.route_method == "model":
+                return ModelRouter(index.candidates, model, tokenizer)
+            return RetrievalRouter(index.candidates, model, tokenizer, none_examples=list(index.none_examples))
 
     def choose(self, opening: str) -> str | None:
-        choice = self.router.route(opening).choice
-        return choice if choice in self.available else None
+        """The adapter the episode plays with (a capability's, a weighted merge of several, Arrow's router) or None
+        for the base model."""
+        if self.route_method == "arrow":
+            return "arrow_router"
+        model = self.loaded.model
+        if self.route_method == "lexical":
+            decision = self.router.route(opening)
+        else:
+            with model.disable_adapter():
+                decision = self.router.route(opening)
+        weights = {n: w for n, w in (decision.weights or {}).items() if n in self.available}
+        if len(weights) > 1:
+            return self._merge(weights)
+        return decision.choice if decision.choice in self.available else None
+
+    def _merge(self, weights: dict[str, float]) -> str:
+        """One adapter for a weighted choice, built once through PEFT (`cat`: the LoRAs side by side, scaled by
+        their weights, which is W + sum_c a_c B_c A_c exactly)."""
+        key = tuple(sorted((n, round(w, 2)) for n, w in weights.items()))
+        if key not in self._merged:
+            name = f"merged_{len(self._merged)}"
+            self.loaded.model.add_weighted_adapter([n for n, _ in key], [w for _, w in key], adapter_name=name,
+                                                   combination_type="cat")
+            self._merged[key] = name
+        return self._merged[key]
 
     def rollouts(self, env_id: str, seeds: Sequence[int], samples: int = 1, max_turns: int | None = None,
-                 progress: bool = False) -> list[EpisodeResult]:
+                 progress: bool = False, hinted: int = 0) -> list[EpisodeResult]:
         import trace_envs  # noqa: F401
         from trace_envs.integrations.trl import bridge_class, prompt_row
 
@@ -193,12 +246,14 @@ class RoutedPolicy(HFPolicy):
         for choice, group in by_choice.items():
             if choice is None:
                 with model.disable_adapter():
-                    results = super().rollouts(env_id, group, samples, max_turns, progress)
+                    results = super().rollouts(env_id, group, samples, max_turns, progress, hinted)
             else:
                 model.set_adapter(choice)
-                results = super().rollouts(env_id, group, samples, max_turns, progress)
+                results = super().rollouts(env_id, group, samples, max_turns, progress, hinted)
+            merged = {name: key for key, name in self._merged.items()}
+            label = "+".join(f"{n}*{w}" for n, w in merged[choice]) if choice in merged else choice
             for r in results:
-                r.adapter = choice or "none"
+                r.adapter = label or "none"
             out += results
         return sorted(out, key=lambda r: (r.seed, r.sample))
 
@@ -265,6 +320,8 @@ def model_policy(spec: PolicySpec, options: PolicyOptions) -> ChatPolicy:
     a kind's own token budget (256 for hf: and routed:, 512 for openai:) when `options.max_new_tokens` is None."""
     budget = {"max_new_tokens": options.max_new_tokens} if options.max_new_tokens else {}
     if spec.kind in ("hf", "routed"):
+        if spec.kind == "routed":
+            budget["route_method"] = options.routing
         cls = HFPolicy if spec.kind == "hf" else RoutedPolicy
         return cls(spec.target, temperature=options.temperature, chat_template=options.chat_template,
                    batch_size=options.batch_size, **budget)

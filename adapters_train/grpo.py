@@ -11,6 +11,7 @@ from typing import Any
 
 from adapters_train.config import make_grpo_config, make_lora_config
 from adapters_train.env_info import env_info
+from adapters_train.hints import hinted_count, with_hints
 from adapters_train.metrics import (
     metrics_callback,
     metrics_paths,
@@ -53,11 +54,14 @@ def group_signal_callback() -> Any:
             self._dead = self._dead + 1 if share == 0.0 else 0
             if not state.is_world_process_zero:
                 return
-            progress_line(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}  informative groups {share:.0%}  tokens {tokens}")
+            hinted = "".join(f"  {name} {float(logs[key]):.3f}" for key, name in
+                             (("hints/reward_hinted", "hinted"), ("hints/reward_plain", "plain")) if key in logs)
+            progress_line(f"[grpo] step {state.global_step}/{state.max_steps}: reward {reward:.3f}{hinted}  "
+                          f"informative groups {share:.0%}  tokens {tokens}")
             if self._dead in (3, 20):
                 progress_line(
                     f"[grpo] warning: no group with differing rewards for {self._dead} logged steps: no gradient. "
-                    "Warm start (--warm-start), raise the env's hint_rate or lower its difficulty (trace-envs calibrate)."
+                    "Warm start (--warm-start), raise --hint-fraction or lower the env's difficulty (trace-envs calibrate)."
                 )
 
     return GroupSignalCallback()
@@ -125,8 +129,9 @@ def train_grpo(
         # One distinct scenario seed per group of the whole job: a step takes prompts_per_step groups per rank.
         n_prompts = max(cfg.steps * cfg.prompts_per_step * args.world_size, 1)
         seeds = range(cfg.train_seed_start, cfg.train_seed_start + n_prompts)
-        dataset = build_dataset(cfg.env_id, seeds, user_tool=cfg.user_tool)
-        trainer = (trainer_cls or GRPOTrainer)(
+        # Plain rows: the hint reaches a share of each group through the trainer, never through the dataset.
+        dataset = build_dataset(cfg.env_id, seeds, user_tool=cfg.user_tool, hint=False if cfg.hint_fraction else None)
+        trainer = with_hints(trainer_cls or GRPOTrainer, cfg.hint_fraction)(
             model=model,
             args=args,
             train_dataset=dataset,
@@ -137,7 +142,9 @@ def train_grpo(
                        *(callbacks or [])],
         )
         quiet(trainer)
-        progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts (model {loaded.name})")
+        hinted = hinted_count(int(args.num_generations), cfg.hint_fraction)
+        progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts, {hinted} hinted "
+                      f"per group (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:
@@ -157,6 +164,8 @@ def train_grpo(
             "target_modules": cfg.lora.get("target_modules", cfg.target_modules),
             "warm_start": str(init_adapter) if init_adapter else None,
             "world_size": int(args.world_size),
+            "hint_fraction": cfg.hint_fraction,
+            "hinted_per_group": hinted_count(int(args.num_generations), cfg.hint_fraction),
             "informative_group_share": (sum(signal.informative) / len(signal.informative)) if signal.informative else None,
             "trained_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }

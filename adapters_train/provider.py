@@ -91,11 +91,11 @@ class AdaptersTraining:
         return model_policy(spec, options)
 
     def calibrate(self, env_id: str, policy: str, groups: int, k: int, *, progress: bool = False,
-                  **options: Any) -> Report:
+                  hint_fraction: float | None = None, **options: Any) -> Report:
         quiet_console()
         from adapters_train.calibrate import calibrate
 
-        return calibrate(env_id, policy, groups, k, progress=progress, **options)
+        return calibrate(env_id, policy, groups, k, progress=progress, hint_fraction=hint_fraction, **options)
 
 
 TRAINING = AdaptersTraining()

@@ -65,6 +65,9 @@ def test_torchrun_two_ranks_train_one_model(tmp_path: Path) -> None:
         per_rank = [set(r["step_seeds"][step]) for r in ranks]
         assert all(len(s) == 1 for s in per_rank), per_rank
         assert per_rank[0] != per_rank[1]
+    # The hint reaches the same share of every group on each rank (the default fraction of a group of 2 is 1).
+    assert all(flags == [True, False] for r in ranks for flags in r["step_hints"]), [r["step_hints"] for r in ranks]
+    assert [len(r["step_hints"]) for r in ranks] == [2, 2]
     seen = [s for r in ranks for step in r["step_seeds"] for s in set(step)]
     assert len(seen) == len(set(seen)) == 4
     # One model: identical LoRA tensors on both ranks, written once by rank 0.

@@ -110,6 +110,38 @@ def test_hf_tiny_policy_runs_through_the_bridge() -> None:
         assert set(r.breakdown) <= set(r.reasons)
 
 
+def test_hf_tiny_policy_calibrates_hinted_and_plain_rollouts_apart() -> None:
+    pytest.importorskip("trl")
+    import gymnasium as gym
+
+    from adapters_train.calibrate import calibrate
+    from trace_envs.evaluation import PolicyOptions, build_policy
+
+    hint = gym.make(TOY_ENV_ID).unwrapped.hint_text
+    pol = build_policy("hf:tiny", PolicyOptions(temperature=1.0, max_new_tokens=8))
+    results = pol.rollouts(TOY_ENV_ID, [0], 4, hinted=2)
+    assert [r.hinted for r in results] == [True, True, False, False]
+    assert [hint in r.messages[0]["content"] for r in results] == [True, True, False, False]
+    rep = calibrate(TOY_ENV_ID, pol, groups=2, k=4, hint_fraction=0.5)
+    assert rep.hinted_per_group == 2 and rep.success_hinted is not None and rep.success_plain is not None
+    assert rep.suggested_hint_fraction in (0.0, 0.25, 0.375, 0.5)
+    assert "success_hinted:" in rep.format() and "suggested_hint_fraction:" in rep.format()
+
+
+def test_calibration_splits_hinted_and_plain_rollouts() -> None:
+    from adapters_train.calibrate import suggest_hint_fraction
+
+    results = _group(0, [1, 0, 0, 0]) + _group(1, [1, 1, 0, 0])
+    for r in results:
+        r.hinted = r.sample < 2
+    rep = summarize_groups("trace/x", "p", results, 4, hint_fraction=0.5)
+    assert rep.hinted_per_group == 2 and rep.success_hinted == 0.75 and rep.success_plain == 0.0
+    assert rep.share_informative == 1.0 and rep.share_informative_plain == 0.0  # the hints make every group count
+    assert rep.suggested_hint_fraction == 0.25
+    assert suggest_hint_fraction(0.1, 0.0) == 0.5 and suggest_hint_fraction(0.9, 0.75) == 0.0
+    assert summarize_groups("trace/x", "p", results, 4).suggested_hint_fraction is None
+
+
 def test_unknown_policy_is_a_clear_error() -> None:
     res = _cli("eval", TOY_ENV_ID, "--policy", "bogus:x", "--episodes", "1")
     assert res.exit_code == 2 and "unknown policy" in res.output

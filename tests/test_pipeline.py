@@ -27,6 +27,9 @@ def test_run_end_to_end_then_resume(tmp_path):
     caps = json.loads((out / "mine" / "capabilities.json").read_text())
     adapter = out / "adapters" / caps[0]["name"]
     assert (adapter / "adapter_config.json").is_file() and (out / "adapters" / "router.json").is_file()
+    meta = json.loads((adapter / "trace_adapter.json").read_text())  # the card names hints and routing
+    assert meta["routing"] == "lexical" and 0 < meta["hint_fraction"] < 1
+    assert "| routing | lexical |" in (adapter / "README.md").read_text()
     report = json.loads((out / "eval" / "report.json").read_text())
     assert set(report[f"trace/{caps[0]['name']}"]) == {"before", "after"}
     chart = (out / "eval" / "before_after.png").read_bytes()
@@ -105,3 +108,18 @@ def test_run_with_an_unmined_capability_fails_in_one_line(tmp_path):
     assert line and re.search(r"no_such_capability not among the \d+ mined in", line[0]), done.stderr[-2000:]
     assert "confirm_before_cancel_order" in line[0] and "Traceback" not in done.stderr
     assert not (tmp_path / "run" / "envs").exists()  # refused before generating anything
+
+
+def test_the_route_stage_names_the_routing_method_on_each_adapter_card(tmp_path):
+    from adapters_train.models import model_card
+    from trace_envs.pipeline import _name_routing
+
+    meta = {"env_id": "trace/x", "capability": "x", "hint_fraction": 0.375, "steps": 2}
+    (tmp_path / "trace_adapter.json").write_text(json.dumps(meta))
+    (tmp_path / "README.md").write_text(model_card(meta))
+    for method in ("model", "lexical"):  # a rerun replaces the row, never adds a second one
+        _name_routing(tmp_path, method)
+    assert json.loads((tmp_path / "trace_adapter.json").read_text())["routing"] == "lexical"
+    card = (tmp_path / "README.md").read_text()
+    assert card.count("| routing |") == 1 and "| routing | lexical |" in card and "| hint_fraction | 0.375 |" in card
+    _name_routing(tmp_path / "missing", "lexical")  # no adapter there: nothing to name

@@ -81,6 +81,60 @@ def test_grpo_two_steps_tiny_saves_a_trained_adapter(tmp_path: Path) -> None:
     assert res.curve_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_grpo_hints_a_share_of_each_group_and_computes_the_loss_on_the_plain_prompt(tmp_path: Path) -> None:
+    """The paper's hint swap: `hint_fraction` of every group's rollouts generate with the hint in the system prompt;
+    no token the loss is computed on (prompt or completion) carries it; metrics report hinted and plain apart."""
+    from trl import GRPOTrainer
+
+    from adapters_train.hints import hinted_count
+
+    env = gym.make(TOY_ENV_ID).unwrapped
+    hint = env.hint_text
+    assert hint
+    seen: list[bool] = []  # per rollout of the first turn, whether generation saw the hint
+    loss_texts: list[str] = []
+
+    class Recording(GRPOTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            tok = self._tokenizer
+            for ids in (*inputs["prompt_ids"], *inputs["completion_ids"]):
+                loss_texts.append(tok.decode([int(t) for t in ids], skip_special_tokens=False))
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    oracle = OracleScript(TOY_ENV_ID, range(3))
+
+    def script(text: str, index: int) -> str:
+        if text.count("<|im_start|>assistant") == 1:  # the first turn of a rollout
+            seen.append(hint in text)
+        return oracle(text, index)
+
+    g, fraction = 4, 0.5
+    cfg = TrainConfig(env_id=TOY_ENV_ID, model="tiny", out=str(tmp_path), steps=3, num_generations=g,
+                      learning_rate=1e-3, max_completion_length=1024, hint_fraction=fraction)
+    res = train_grpo(cfg, trainer_cls=scripted_trainer_class(script, base=Recording))
+    k = hinted_count(g, fraction)
+    assert k == 2 and len(seen) == 3 * g
+    assert [sum(seen[i:i + g]) for i in range(0, len(seen), g)] == [k, k, k]  # the hinted share of every group
+    assert loss_texts and not any(hint in t or "# Hint" in t for t in loss_texts)
+    assert any("You are a customer service agent" in t for t in loss_texts)  # the plain system prompt is there
+    rows = [json.loads(line) for line in res.metrics_path.read_text().splitlines()]
+    steps = [r for r in rows if "hints/hinted_share" in r]
+    assert [r["hints/hinted_share"] for r in steps] == [k / g] * 3
+    assert all("hints/reward_hinted" in r and "hints/reward_plain" in r for r in steps)
+    meta = json.loads((res.adapter_dir / "trace_adapter.json").read_text())
+    assert meta["hint_fraction"] == fraction and meta["hinted_per_group"] == k
+
+
+def test_hinted_count_is_a_share_of_the_group_and_never_all_of_it() -> None:
+    from adapters_train.hints import hinted_count, hinted_prompt
+
+    assert [hinted_count(16, f) for f in (0.0, 0.25, 0.375, 0.5)] == [0, 4, 6, 8]
+    assert hinted_count(2, 0.25) == 1 and hinted_count(2, 0.9) == 1 and hinted_count(1, 0.5) == 0
+    plain = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    assert hinted_prompt(plain, "H") == [{"role": "system", "content": "S\n\n# Hint\nH"}, plain[1]]
+    assert plain[0]["content"] == "S"  # the row is left as it was
+
+
 def test_sft_warm_start_then_grpo_continues_the_adapter(tmp_path: Path) -> None:
     from adapters_train.sft import oracle_sft_dataset
 

@@ -228,7 +228,8 @@ class Pipeline:
                                       f"metrics in {self.adapter_dir(env_id)}.metrics.jsonl")
             result = train_grpo(cfg)
             write_text_atomic(marker, json.dumps({"fingerprint": fingerprint, "steps": result.steps,
-                                                  "final_reward": result.final_reward}) + "\n")
+                                                  "final_reward": result.final_reward,
+                                                  "hint_fraction": cfg.hint_fraction}) + "\n")
             trained += 1
         return f"{trained + reused} adapters with {self.model} ({trained} trained, {reused} kept from an interrupted run)"
 
@@ -272,7 +273,10 @@ class Pipeline:
             none_examples=uncovered_openings(specs, others, openings),
         )
         save_index(index, self.out / "adapters")
-        router = index.router()
+        method = self.cfg.route_method
+        for cand in index.candidates:
+            _name_routing(Path(cand.adapter or ""), method)
+        router = index.router() if method == "lexical" else self._model_router(index, method)
         if self.cfg.inputs == [PLANTED]:
             from trace_envs.routing.planted import planted_tasks
 
@@ -284,14 +288,24 @@ class Pipeline:
         acc = accuracy(router, tasks)
         write_text_atomic(
             self.out / "route" / "report.json",
-            json.dumps({"method": "lexical", "accuracy": acc, "tasks": len(tasks), "on": how}, indent=2) + "\n",
+            json.dumps({"method": method, "accuracy": acc, "tasks": len(tasks), "on": how}, indent=2) + "\n",
         )
-        return f"lexical router accuracy {acc:.3f} on {how}"
+        return f"{method} router accuracy {acc:.3f} on {how}"
+
+    def _model_router(self, index: Any, method: str) -> Any:
+        from trace_envs.routing import ModelRouter, RetrievalRouter
+        from trace_envs.training import training
+
+        loaded = training().load_model(self.model)
+        if method == "model":
+            return ModelRouter(index.candidates, loaded.model, loaded.tokenizer)
+        return RetrievalRouter(index.candidates, loaded.model, loaded.tokenizer, none_examples=list(index.none_examples))
 
     # ---- the final table ----------------------------------------------------------------------------------------------
     def final_rows(self) -> list[dict[str, Any]]:
         checks = _read_json(self.out / "check" / "report.json") or {}
         evals = _read_json(self.out / "eval" / "report.json") or {}
+        route = self.router_accuracy() or {}
         rows = []
         for spec in self.specs():
             env_id = f"trace/{spec.name}"
@@ -308,12 +322,30 @@ class Pipeline:
                     "reward_after": ev.get("after", {}).get("mean_reward"),
                     "success_before": ev.get("before", {}).get("success_rate"),
                     "success_after": ev.get("after", {}).get("success_rate"),
+                    # what the adapter was trained with, and how the run routes tasks to it
+                    "hint_fraction": (_read_json(self.out / "train" / f"{spec.name}.json") or {}).get("hint_fraction"),
+                    "routing": route.get("method"),
                 }
             )
         return rows
 
     def router_accuracy(self) -> dict[str, Any] | None:
         return _read_json(self.out / "route" / "report.json")
+
+
+def _name_routing(adapter: Path, method: str) -> None:
+    """Record on an adapter's card (`trace_adapter.json` and its README table) how the run routes tasks to it."""
+    meta = _read_json(adapter / "trace_adapter.json")
+    if not isinstance(meta, dict):
+        return
+    meta["routing"] = method
+    write_text_atomic(adapter / "trace_adapter.json", json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    card = adapter / "README.md"
+    if card.is_file():
+        lines = [line for line in card.read_text().splitlines() if not line.startswith("| routing |")]
+        if "|---|---|" in lines:
+            lines.insert(lines.index("|---|---|") + 1, f"| routing | {method} |")
+            write_text_atomic(card, "\n".join(lines) + "\n")
 
 
 def _read_json(path: Path) -> Any:

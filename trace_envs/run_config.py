@@ -156,7 +156,9 @@ class RunConfig(BaseModel):
     train: TrainOptions = Field(default_factory=TrainOptions, description="Training of each capability's adapter.")
     eval: EvalOptions = Field(default_factory=EvalOptions, description="Evaluation before and after training.")
     route_tasks: int = Field(default=300, ge=1, description="Fresh planted tasks the router is measured on.")
-    route_method: Literal["lexical"] = Field(default="lexical", description="The router the run builds.")
+    route_method: Literal["lexical", "model", "retrieval"] = Field(
+        default="lexical", description="The router the run measures: lexical (no model; the best on planted tasks), "
+        "model or retrieval (the base model scores labels; retrieval votes by the nearest mined runs).")
 
     @model_validator(mode="before")
     @classmethod

@@ -32,6 +32,7 @@ def train(
     lora_r: Annotated[Optional[int], typer.Option("--lora-r", help=option_help(TrainConfig, "lora_r"))] = None,
     max_completion_length: Annotated[Optional[int], typer.Option(help=option_help(TrainConfig, "max_completion_length"))] = None,
     warm_start: Annotated[bool, typer.Option("--warm-start", help=TrainConfig.model_fields["warm_start"].description)] = False,
+    hint_fraction: Annotated[Optional[float], typer.Option("--hint-fraction", help=option_help(TrainConfig, "hint_fraction"))] = None,
     config: Annotated[Optional[Path], typer.Option("--config", "-c", help="YAML/JSON: TrainConfig fields and GRPOConfig/LoraConfig/SFTConfig kwargs.")] = None,
     chat_template: Annotated[Optional[str], typer.Option(help=TrainConfig.model_fields["chat_template"].description)] = None,
     seed: Annotated[Optional[int], typer.Option(help=option_help(TrainConfig, "seed"))] = None,
@@ -60,7 +61,7 @@ def train(
         cfg = load_config(
             config, model=model, out=None if out is None else str(out), steps=steps, num_generations=num_generations,
             learning_rate=learning_rate, lora_r=lora_r, max_completion_length=max_completion_length,
-            chat_template=chat_template, seed=seed, warm_start=warm_start or None,
+            chat_template=chat_template, seed=seed, warm_start=warm_start or None, hint_fraction=hint_fraction,
         )
     except (OSError, ValueError) as exc:
         raise fail(f"config: {one_line(exc)}") from None
@@ -72,6 +73,7 @@ def train(
         if not res.main_process:  # one data-parallel job: rank 0 reports it
             continue
         line = {"env_id": env_id, "adapter": str(res.adapter_dir), "steps": res.steps, "final_reward": res.final_reward,
+                "hint_fraction": cfg.hint_fraction,
                 "informative_group_share": (sum(res.informative) / len(res.informative)) if res.informative else None,
                 "num_tokens": res.num_tokens, "seconds": round(res.seconds, 1), "metrics": str(res.metrics_path),
                 "reward_curve": str(res.curve_path)}
@@ -116,13 +118,14 @@ def eval_cmd(
     chat_template: Annotated[Optional[str], typer.Option(help=EvalOptions.model_fields["chat_template"].description)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
     transcripts: Annotated[Optional[Path], typer.Option("--transcripts", help="Write one JSON line per episode (seed, messages, tool calls, reward, breakdown, reasons); read it with `trace-envs show FILE`.")] = None,
+    route_method: Annotated[Optional[str], typer.Option("--route-method", help=option_help(EvalOptions, "routing"))] = None,
 ) -> None:
     """Evaluate a policy: success rate, mean reward, per-clause breakdown and pass@k on fixed seeds."""
     from trace_envs.evaluation import evaluate, parse_policy
     from trace_envs.training import TrainingUnavailable
 
     given = dict(episodes=episodes, samples=samples, seed_offset=seed_offset, temperature=temperature,
-                 base_url=base_url, max_new_tokens=max_new_tokens, chat_template=chat_template)
+                 base_url=base_url, max_new_tokens=max_new_tokens, chat_template=chat_template, routing=route_method)
     try:
         options = EvalOptions(**{k: v for k, v in given.items() if v is not None})
         spec = parse_policy(policy)
@@ -154,6 +157,7 @@ def calibrate_cmd(
     temperature: Annotated[Optional[float], typer.Option(help="Sampling temperature of model policies (default 1: a GRPO group samples).")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help=EvalOptions.model_fields["base_url"].description)] = None,
     chat_template: Annotated[Optional[str], typer.Option(help=EvalOptions.model_fields["chat_template"].description)] = None,
+    hint_fraction: Annotated[Optional[float], typer.Option("--hint-fraction", help="Hint this share of every group's rollouts, as training does (report hinted and plain success apart and suggest the share).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
     """Is this env trainable for this policy? Reward, success, group statistics, pass@k, verdict and the knob to turn."""
@@ -167,7 +171,7 @@ def calibrate_cmd(
     env_id = resolve_env(env)
     try:
         report = trainer.calibrate(env_id, policy, groups, k, temperature=temperature, base_url=base_url,
-                                   chat_template=chat_template, progress=not json_out)
+                                   chat_template=chat_template, progress=not json_out, hint_fraction=hint_fraction)
     except ValueError as exc:
         raise fail(one_line(exc)) from None
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())

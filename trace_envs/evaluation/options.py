@@ -4,6 +4,8 @@ them; `trace-envs run` holds `EvalOptions` in its `RunConfig`."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.evaluation.results import EVAL_SEED_OFFSET
@@ -24,6 +26,11 @@ class PolicyOptions(BaseModel):
     base_url: str | None = Field(default=None, description="OpenAI-compatible base URL of an openai: policy "
                                                            "(None: OPENAI_BASE_URL).")
     batch_size: int = Field(default=16, ge=1, description="Episodes a Hugging Face model plays in lockstep.")
+    routing: Literal["lexical", "model", "retrieval", "arrow"] = Field(
+        default="lexical", description="How a routed: policy picks adapters: lexical (naive Bayes, no model), model "
+        "(the base model scores labelled options), retrieval (nearest mined runs, the base model scoring what they "
+        "lacked, a weighted merge of the kept adapters) or arrow (PEFT's Arrow, token-level routing over every "
+        "adapter).")
 
 
 class EvalOptions(PolicyOptions):

@@ -27,6 +27,7 @@ class EpisodeResult:
     adapter: str | None = None  # for a routed policy: the adapter the router chose ("none": the base model)
     reasons: dict[str, str] = field(default_factory=dict)  # clause id -> one line saying why it scored what it did
     messages: list[dict[str, Any]] = field(default_factory=list)
+    hinted: bool = False  # the system prompt carried the env's expert hint
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

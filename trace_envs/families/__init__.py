@@ -12,7 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.checks.clauses import Check
-from trace_envs.families.task import FamilyError, NoParams, Task, all_tasks, get_task, register_task, unregister_task
+from trace_envs.families.task import (
+    FamilyError,
+    NoParams,
+    Task,
+    all_tasks,
+    get_task,
+    hint_of,
+    register_task,
+    unregister_task,
+)
 
 
 def env_check(family: str, roles: dict[str, str], params: dict[str, Any] | None = None, requests: int = 2) -> Check:
@@ -31,6 +40,7 @@ __all__ = [
     "all_tasks",
     "env_check",
     "get_task",
+    "hint_of",
     "register_task",
     "unregister_task",
 ]

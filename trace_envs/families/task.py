@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trace_envs.checks.clauses import Check
+from trace_envs.language import hints
 
 SLUG = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 
@@ -79,6 +80,21 @@ class Task:
                 where = ".".join(str(p) for p in err["loc"])
                 out.append(f"params.{where}: {err['msg']}" if where else f"params: {err['msg']}")
         return out
+
+    def hint(self, spec: Any) -> str:
+        """Expert guidance for the spec's episodes, written from its roles and params: what to read, what the policy
+        forbids, what to ask. A trainer shows it on a share of each GRPO group's rollouts (the loss still sees the
+        plain prompt); a family whose capability needs more (an amount to compute, a key to ask for) says so."""
+        roles, params = spec.roles, spec.params
+        parts = []
+        if roles.get("read"):
+            parts.append(hints.read_first(roles["read"], roles.get("key"), params.get("field")))
+        if params.get("field") and params.get("blocked"):
+            parts.append(hints.forbid(params["field"], params["blocked"], roles.get("write"), params.get("allowed") or [],
+                                      roles.get("handoff")))
+        if roles.get("write") and spec.rules.confirm_writes:
+            parts.append(hints.confirm(roles["write"]))
+        return hints.join(parts)
 
     def params_of(self, params: dict[str, Any]) -> BaseModel:
         """The spec's params as this family's params model."""
@@ -159,6 +175,11 @@ def get_task(name: str) -> Task:
         known = ", ".join(sorted(_TASKS)) or "none"
         raise FamilyError(f"unknown family {name!r}; registered families: {known}")
     return task
+
+
+def hint_of(spec: Any) -> str:
+    """The spec's own hint when its author wrote one, else the one its family writes from its params."""
+    return spec.hint or get_task(spec.family).hint(spec)
 
 
 def all_tasks() -> dict[str, Task]:

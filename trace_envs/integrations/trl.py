@@ -306,9 +306,12 @@ def bridge_system_prompt(system_prompt: str, user_tool: bool = True) -> str:
     return replaced if n else f"{system_prompt}\n\n{BRIDGE_NOTE}"
 
 
-def prompt_row(instance: TraceBridge, seed: int, *, user_tool: bool = True) -> dict[str, Any]:
-    """Reset `instance` at `seed` and return its dataset row (prompt as chat messages, seed, hint flag, env id)."""
-    instance.reset(seed=seed)
+def prompt_row(instance: TraceBridge, seed: int, *, user_tool: bool = True, hint: bool | None = None) -> dict[str, Any]:
+    """Reset `instance` at `seed` and return its dataset row (prompt as chat messages, seed, hint flag, env id).
+
+    `hint`: None lets the env's `knobs.hint_rate` decide whether the prompt carries the hint; True / False force it
+    (a trainer that hints a share of each group itself builds plain rows)."""
+    instance.reset(seed=seed, **({} if hint is None else {"hint": hint}))
     base = instance.base
     return {
         "prompt": [
@@ -322,23 +325,24 @@ def prompt_row(instance: TraceBridge, seed: int, *, user_tool: bool = True) -> d
 
 
 def build_rows(env_id: str, seeds: Iterable[int], *, user_tool: bool = True, environment: str | None = None,
-               factory: type | None = None) -> list[dict[str, Any]]:
+               factory: type | None = None, hint: bool | None = None) -> list[dict[str, Any]]:
     cls = factory or bridge_class(env_id, user_tool=user_tool)
     inst = cls()
     rows = []
     for seed in seeds:
-        row = prompt_row(inst, int(seed), user_tool=user_tool)
+        row = prompt_row(inst, int(seed), user_tool=user_tool, hint=hint)
         if environment is not None:
             row["environment"] = environment
         rows.append(row)
     return rows
 
 
-def build_dataset(env_id: str, seeds: Iterable[int], *, user_tool: bool = True) -> Any:
-    """A `datasets.Dataset` with one row per seed: `prompt` (system + the user's opening), `seed`, `hint`, `env_id`."""
+def build_dataset(env_id: str, seeds: Iterable[int], *, user_tool: bool = True, hint: bool | None = None) -> Any:
+    """A `datasets.Dataset` with one row per seed: `prompt` (system + the user's opening), `seed`, `hint`, `env_id`
+    (`hint`: see `prompt_row`)."""
     from datasets import Dataset
 
-    return Dataset.from_list(build_rows(env_id, seeds, user_tool=user_tool))
+    return Dataset.from_list(build_rows(env_id, seeds, user_tool=user_tool, hint=hint))
 
 
 def build_multi_dataset(seeds_by_env: dict[str, Iterable[int]], *, user_tool: bool = True, shuffle_seed: int = 0) -> Any:

@@ -23,6 +23,8 @@ class RouteDecision(BaseModel):
     choice: str | None = Field(description="Capability name, or None for the base model.")
     scores: dict[str, float]
     method: str
+    weights: dict[str, float] = Field(default_factory=dict, description="Capabilities kept for a weighted merge of "
+                                                                        "their adapters, with their weights (retrieval).")
 
 
 def candidates_from_specs(specs: list[Any], openings: dict[str, str], adapters: dict[str, str] | None = None) -> list[RouteCandidate]:

@@ -1,5 +1,10 @@
 """The model router, as in the TRACE paper: the base model reads the capability descriptions as labelled options
-(A, B, ... plus "none") and the most likely label wins. Needs the `train` extra (torch, transformers)."""
+(A, B, ... plus "none") and the most likely label wins. Needs the `train` extra (torch, transformers).
+
+Each label's log-probability is calibrated against the same options shown with a content-free task ("N/A"): a small
+model prefers some letters whatever the task says (SmolLM2-135M gives "A" about 2 nats more than any other letter on
+the content-free task), so uncalibrated it answers the first option for most tasks and scores below chance. The score
+of a label is how much the task raises its log-probability over that prior (Zhao et al., 2021)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_envs.routing.candidates import RouteCandidate, RouteDecision
+from trace_envs.routing.scoring import CONTENT_FREE
 
 LABELS = string.ascii_uppercase
 
@@ -31,13 +37,27 @@ def options_prompt(candidates: list[RouteCandidate], task: str) -> tuple[str, li
 
 @dataclass
 class ModelRouter:
-    """Scores each option label's next-token log-probability under a causal LM (any transformers model)."""
+    """Scores each option label's next-token log-probability under a causal LM (any transformers model), minus its
+    log-probability for a content-free task (`calibrate=False`: the raw log-probabilities)."""
 
     candidates: list[RouteCandidate]
     model: Any
     tokenizer: Any
+    calibrate: bool = True
+
+    def __post_init__(self) -> None:
+        self._prior: dict[str, float] | None = None
 
     def scores(self, text: str) -> dict[str, float]:
+        raw = self.raw_scores(text)
+        if not self.calibrate:
+            return raw
+        if self._prior is None:
+            self._prior = self.raw_scores(CONTENT_FREE)
+        return {name: round(raw[name] - self._prior[name], 4) for name in raw}
+
+    def raw_scores(self, text: str) -> dict[str, float]:
+        """Each option's label log-probability as the next token after the prompt."""
         import torch
 
         prompt, labels = options_prompt(self.candidates, text)

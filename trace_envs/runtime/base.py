@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.language.hints import section as hint_section
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.backend import argument_mutants, bound_check, refusal, string_leaves
 from trace_envs.runtime.parse import clean_text, parse_action
@@ -153,6 +154,10 @@ class TraceEnv(gym.Env[str, str]):
         self.capability: CapabilitySpec = self.SPEC
         self.max_turns = max_turns or self.SPEC.knobs.max_turns
         self.hint_rate = self.SPEC.knobs.hint_rate if hint_rate is None else hint_rate
+        from trace_envs.families.task import hint_of  # the families import the runtime
+
+        # The spec author's hint, else the one the family writes from the spec's params.
+        self.hint_text = hint_of(self.SPEC)
         self.tool_specs: list[ToolSpec] = list(self.SPEC.tools)
         self._tools = {t.name: t for t in self.tool_specs}
         self._kinds = {t.name: t.kind for t in self.tool_specs}
@@ -195,9 +200,9 @@ class TraceEnv(gym.Env[str, str]):
             facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests),
             actions=list(self.scenario.user_actions),
         )
-        use_hint = bool(self.SPEC.hint) and self.hint_rate > 0 and float(self.np_random.random()) < self.hint_rate
+        use_hint = bool(self.hint_text) and self.hint_rate > 0 and float(self.np_random.random()) < self.hint_rate
         if options and "hint" in options:
-            use_hint = bool(options["hint"]) and bool(self.SPEC.hint)
+            use_hint = bool(options["hint"]) and bool(self.hint_text)
         self.hint_used = use_hint
         self.system_prompt = self._system_prompt(use_hint)
         self.opening = self.scenario.opening
@@ -418,7 +423,7 @@ class TraceEnv(gym.Env[str, str]):
             ACTION_FORMAT,
         ]
         if use_hint:
-            parts.append(f"# Hint\n{self.SPEC.hint}")
+            parts.append(hint_section(self.hint_text))
         return "\n\n".join(p for p in parts if p)
 
     def _info(self) -> dict[str, Any]:

@@ -55,6 +55,9 @@ class TrainOptions(BaseModel):
     chat_template: str | None = Field(
         default=None, description="Replace the model's chat template (a TRL template name such as qwen2_5, or a "
                                   ".jinja file).")
+    hint_fraction: float = Field(
+        default=0.375, ge=0.0, lt=1.0, description="Share of each GRPO group's rollouts whose system prompt carries "
+        "the env's expert hint (the paper's 4-8 of 16); the loss is computed on the plain prompt. 0: no hints.")
     user_tool: bool = Field(default=True, description="Offer the `send_message_to_user` tool: TRL's loop has no user "
                                                       "turn, so talking to the simulated user goes through it.")
     # LoRA

@@ -122,9 +122,10 @@ class Training(Protocol):
         ...
 
     def calibrate(self, env_id: str, policy: str, groups: int, k: int, *, progress: bool = False,
-                  **options: Any) -> Report:
+                  hint_fraction: float | None = None, **options: Any) -> Report:
         """Whether GRPO gets a signal from the env: `groups` groups of `k` rollouts of `policy`, their statistics
-        and a verdict. `options`: the policy's `PolicyOptions`."""
+        and a verdict. `hint_fraction`: hint that share of every group, as training does (hinted and plain success
+        apart, and the share to train with). `options`: the policy's `PolicyOptions`."""
         ...
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import AllCompleted, CallMade, CallRef, Check, Communicated, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path, set_path
@@ -232,6 +233,15 @@ class AggregationArithmetic(Task):
     roles = ("read", "key")
     params = AggregationParams
     env_class = AggregationEnv
+
+    def hint(self, spec: Any) -> str:
+        roles, p = spec.roles, spec.params
+        where = hints.only_items(p["where_field"], p.get("where_value")) if p.get("where_field") else ""
+        label = p.get("label") or hints.path_words(p.get("field"))
+        write = roles.get("write")
+        return hints.join([hints.compute(p.get("op", "sum"), label, roles["read"], where),
+                           hints.pay_amount(roles.get("arg", "the amount"), write) if write else hints.tell_figure(),
+                           hints.confirm(write) if write and spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, NoCall
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
@@ -135,6 +136,11 @@ class AnswerFromRecords(Task):
     roles = ("read", "key")
     params = AnswerParams
     env_class = AnswerEnv
+
+    def hint(self, spec: Any) -> str:
+        p = spec.params
+        return hints.join([hints.read_first(spec.roles["read"], spec.roles.get("key")),
+                           hints.answer(p.get("label") or hints.path_words(p.get("field")))])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]

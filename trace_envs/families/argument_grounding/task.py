@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Grounded, NoCall, Order
 from trace_envs.families.kit import Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.records import example_for, get_path, like_value, set_path
 from trace_envs.runtime.scenario import ToolError
@@ -147,6 +148,12 @@ class ArgumentGrounding(Task):
     roles = ("read", "write", "key", "arg")
     params = GroundingParams
     env_class = GroundingEnv
+
+    def hint(self, spec: Any) -> str:
+        roles = spec.roles
+        return hints.join([hints.read_first(roles["read"], roles.get("key")),
+                           hints.ground(roles["arg"], spec.params.get("source_field"), roles["read"], roles["write"]),
+                           hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, arg = roles["key"], roles["read"], roles["write"], roles["arg"]

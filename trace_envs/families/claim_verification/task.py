@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import Check
 from trace_envs.families.kit import GOODBYE, Kit, gated_write_check
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.world import Gate, RecordEnv, canonical_json, gated_record, new_state
@@ -151,6 +152,11 @@ class ClaimVerification(Task):
     roles = ("read", "write", "key")
     params = ClaimParams
     env_class = ClaimEnv
+
+    def hint(self, spec: Any) -> str:
+        roles, p = spec.roles, spec.params
+        return hints.join([hints.verify_claim(p.get("field"), p.get("claimed"), roles["read"], roles["write"]),
+                           hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         # the order outweighs the write: a write on the claim alone earns a third in the true class, nothing in the

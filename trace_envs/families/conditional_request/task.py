@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path, set_path
@@ -244,6 +245,13 @@ class ConditionalRequest(Task):
     roles = ("read", "write", "alt", "key")
     params = ConditionalParams
     env_class = ConditionalEnv
+
+    def hint(self, spec: Any) -> str:
+        roles, p = spec.roles, spec.params
+        return hints.join([hints.read_first(roles["read"], roles.get("key"), p.get("field")),
+                           hints.condition(p.get("field"), p.get("values", []), roles["write"],
+                                           p.get("other_values", []), roles["alt"]),
+                           hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, alt = roles["key"], roles["read"], roles["write"], roles["alt"]

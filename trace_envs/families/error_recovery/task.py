@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, FailedRef, FinalState, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.runtime.records import get_path, like_value, set_path
@@ -267,6 +268,11 @@ class ErrorRecovery(Task):
     roles = ("read", "write", "fix", "key")
     params = RecoveryParams
     env_class = RecoveryEnv
+
+    def hint(self, spec: Any) -> str:
+        roles = spec.roles
+        return hints.join([hints.read_first(roles["read"], roles.get("key")), hints.recover(roles["write"], roles["fix"]),
+                           hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write, fix = roles["key"], roles["read"], roles["write"], roles["fix"]

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import (
@@ -166,6 +167,10 @@ class HandoffToHuman(Task):
     roles = ("read", "handoff", "key")
     params = HandoffParams
     env_class = HandoffEnv
+
+    def hint(self, spec: Any) -> str:
+        base = super().hint(spec)
+        return base if spec.params.get("blocked") else hints.join([base, hints.hand_off(spec.roles["handoff"])])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, handoff, write = roles["key"], roles["read"], roles["handoff"], roles.get("write", "")

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import CallRef, Check, Communicated, Grounded, NoCall
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
@@ -98,6 +99,12 @@ class InformationGathering(Task):
     roles = ("read", "key")
     params = GatheringParams
     env_class = GatheringEnv
+
+    def hint(self, spec: Any) -> str:
+        p = spec.params
+        label = p.get("label") or hints.value_words(spec.roles["key"])
+        return hints.join([hints.ask_for(label, spec.roles["read"]),
+                           hints.answer(p.get("answer_label") or hints.path_words(p.get("answer_field")))])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.checks.clauses import AllCompleted, CallRef, Check, Communicated, NoCall, Order
 from trace_envs.families.kit import Kit, gate_of
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.world import (
     RecordEnv,
@@ -169,6 +170,9 @@ class MultiRequestCompletion(Task):
     roles = ("write", "key")  # and `read` when the write's record is looked up first
     params = MultiRequestParams
     env_class = MultiRequestEnv
+
+    def hint(self, spec: Any) -> str:
+        return hints.join([super().hint(spec), hints.every_request(spec.roles["write"])])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read, write = roles["key"], roles.get("read"), roles["write"]

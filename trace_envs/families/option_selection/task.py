@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from trace_envs.checks.clauses import CallMade, CallRef, Check, NoCall, Order
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import example_for, fixed_positions, get_path, set_path, unique_ids
@@ -466,6 +467,15 @@ class OptionSelection(Task):
     roles = ("write", "key", "search", "arg")  # and `read`, the write's record, when it has one
     params = OptionParams
     env_class = OptionEnv
+
+    def hint(self, spec: Any) -> str:
+        roles, p = spec.roles, spec.params
+        criteria = [p.get(k) or (hints.path_words(p.get(f)) if p.get(f) else "")
+                    for k, f in (("window_label", "window_field"), ("match_label", "match_field"),
+                                 ("cost_label", "cost_field"))]
+        return hints.join([hints.read_first(roles["read"], roles.get("key")) if roles.get("read") else "",
+                           hints.choose_option(roles["search"], [c for c in criteria if c], roles["arg"], roles["write"]),
+                           hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, write, arg, search = roles["key"], roles["write"], roles["arg"], roles["search"]

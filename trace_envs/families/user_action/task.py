@@ -63,6 +63,7 @@ from trace_envs.checks.clauses import (
 from trace_envs.language.words import tool_words
 from trace_envs.families.kit import GOODBYE
 from trace_envs.families.task import Task, register_task
+from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path, set_path
@@ -338,6 +339,9 @@ class UserSideAction(Task):
     roles = ("read", "user_tool", "alt_tool")  # and `key`, the read's argument, unless params.device
     params = UserActionParams
     env_class = UserActionEnv
+
+    def hint(self, spec: Any) -> str:
+        return hints.user_fix(spec.roles["read"], bool(spec.params.get("device")))
 
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         p = UserActionParams.model_validate(params)
