@@ -26,24 +26,12 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Literal, Mapping
 
+from trace_envs.language.words import READ_VERBS, WRITE_VERBS
 from trace_envs.trajectories.models import PROSE_ARGS, Run
 
 ToolKind = Literal["read", "write", "other"]
 KINDS = ("read", "write", "other")
 
-READ_VERBS = {
-    "get", "search", "find", "list", "lookup", "look", "check", "fetch", "read", "query", "show", "view",
-    "retrieve", "describe", "count", "verify", "validate", "inspect", "browse",
-}  # fmt: skip
-WRITE_VERBS = {
-    "cancel", "book", "update", "modify", "create", "delete", "send", "return", "exchange", "add", "remove", "set",
-    "change", "place", "make", "submit", "pay", "refund", "upgrade", "downgrade", "toggle", "enable", "disable",
-    "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
-    "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
-    "move", "rename", "archive", "approve", "reject", "reboot", "restart", "open", "close", "schedule", "renew",
-    "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
-    "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
-}  # fmt: skip
 OTHER_NAMES = {"think", "calculate", "calculator", "compute", "reason", "plan", "noop"}
 PERSON_WORDS = {"human", "humans", "person", "representative", "supervisor", "specialist", "operator", "staff"}
 """A name that sends to one of these (`transfer_to_human_agents`, `escalate_to_supervisor`) changes no record."""
