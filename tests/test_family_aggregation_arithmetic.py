@@ -115,3 +115,46 @@ def test_pay_mode_is_not_proposed_where_no_write_takes_a_filtered_sum():
     runs = load_runs([path]).runs
     ours = [c for c in propose_offline(build_profile(runs), runs) if c.spec.family == "aggregation_arithmetic"]
     assert ours and not any(c.spec.params.get("where_field") for c in ours)
+
+
+@pytest.fixture(scope="module")
+def told_fines():
+    """Randomized seed 10 (openai-jsonl, no expected actions): members ask what they owe in open fines and the passed
+    runs' agents tell the sum; the deficit tells the first open fine's amount."""
+    from trace_envs.datasets.randomized import random_domain
+    from trace_envs.mining.propose_offline import propose_offline
+    from trace_envs.trajectories.profile import build_profile
+
+    runs = random_domain(10).runs()
+    ours = [c for c in propose_offline(build_profile(runs), runs) if c.spec.family == "aggregation_arithmetic"]
+    return runs, ours
+
+
+def test_tell_mode_is_learned_from_what_passed_runs_said_without_expected_actions(told_fines):
+    runs, ours = told_fines
+    assert [(c.spec.roles, c.spec.params["field"], c.spec.params["where_value"]) for c in ours] == \
+        [({"read": "showMemberFines", "key": "memberId"}, "fines.*.amount", "open")]
+    from trace_envs.checks.run_view import RunView
+    from trace_envs.mining.detector import get_detector
+
+    family, cand = get_detector("aggregation_arithmetic"), ours[0]
+    labels = {}
+    for run in runs:
+        label = family.label(RunView(run, {}), cand.check, cand.args)
+        if label != "NA":
+            labels.setdefault(label, set()).add(run.success)
+    assert labels["LACKING"] == {False} and True in labels["PRESENT"]
+
+
+def test_tell_mode_env_pays_the_sum_said_after_reading_only(told_fines, tmp_path):
+    from trace_envs.envs_loader import env_class, import_module_from
+    from trace_envs.generate.policies import run_scripted
+    from trace_envs.generate.publish import MODULE_FILE, generate_one
+
+    result = generate_one(told_fines[1][0].spec, tmp_path)
+    assert result.published, result.error
+    env = env_class(import_module_from(tmp_path / told_fines[1][0].spec.name / MODULE_FILE))()
+    for seed in range(8):
+        assert run_scripted(env, "oracle", seed)[0] == 1.0, seed
+        for mutant in ("tell_one_item", "tell_every_item", "text_only", "wrong_argument"):
+            assert run_scripted(env, "mutant", seed, mutant=mutant)[0] == 0.0, (seed, mutant)

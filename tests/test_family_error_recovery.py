@@ -206,3 +206,31 @@ def test_under_other_names_the_same_recovery_is_learned(helpdesk):
     assert (params["field"], params["unready"], params["ready"], params["cause"]) == \
         ("auto_billing", "off", "on", "wallets.*.lapsed")
     assert params["sets"] == {"line.travel_service": "on"}
+
+
+def test_a_fix_addressed_by_the_records_holder_publishes_from_randomized_runs(tmp_path):
+    """Randomized seed 0 (camelCase, JSON errors): updatePermitVehicle fails with "autopay is off for permit holder
+    H-...; call turnOnAutopay first"; turnOnAutopay takes the holder's id, which the permit read shows, not the permit
+    id, and no later read shows its change. It is learned as a write from what it unblocked, held as a setting made for
+    the holder the record names (`fix_by`), and the env publishes: its oracle scores 1.0, giving up nothing."""
+    from trace_envs.datasets.randomized import random_domain
+    from trace_envs.generate.publish import generate_one
+
+    runs = random_domain(0).runs()
+    profile = build_profile(runs)
+    assert profile.tools["turnOnAutopay"].kind == "write"
+    ours = [c for c in _ours(propose_offline(profile, runs)) if c.spec.roles["fix"] == "turnOnAutopay"]
+    assert [c.spec.roles["write"] for c in ours] == ["updatePermitVehicle"]
+    spec = ours[0].spec
+    assert spec.params["fix_by"] == {"permitHolderId": "permitHolderId"}
+    result = generate_one(spec, tmp_path)
+    assert result.published, result.error
+    from trace_envs.envs_loader import env_class, import_module_from
+    from trace_envs.generate.publish import MODULE_FILE
+
+    env = env_class(import_module_from(Path(result.path) / MODULE_FILE))()
+    for seed in range(6):
+        assert run_scripted(env, "oracle", seed)[0] == 1.0, seed
+        assert run_scripted(env, "mutant", seed, mutant="gives_up")[0] == 0.0, seed
+        holder = env.scenario.bindings["fix_permitHolderId"]
+        assert holder in env.scenario.state["prerequisites"]["updatePermitVehicle"][0]["error"]

@@ -140,3 +140,13 @@ def test_the_user_says_yes_exactly_to_what_the_reward_counts_as_asking_to_confir
         asked += reward
         parted += reward != (reply == YES_REPLY)
     assert asked >= 15 and parted == 0
+
+
+def test_a_noun_first_names_verb_is_read_at_its_head() -> None:
+    from trace_envs.language.words import action_words, tool_verb, tool_words
+
+    assert tool_words("vehicles.upgrade") == ["upgrade", "vehicles"]
+    assert tool_words("hold_cancel") == tool_words("cancelHold") == ["cancel", "hold"]
+    assert tool_words("order_status") == ["order", "status"]  # no verb at either end: as written
+    assert tool_verb("leave_request_submit") == "submit"
+    assert "upgrade" in action_words("vehicles.upgrade")

@@ -46,6 +46,8 @@ AUTOPAY = "autopay is disabled on this account: enable it with enable_autopay fi
     ("Permission denied: ask an admin", 'text opening with "Permission denied"'),
     ("Invalid order id #W1", 'text opening with "Invalid"'),
     ("Unable to reach the payment service", 'text opening with "Unable to"'),
+    (f"Request failed (412): {AUTOPAY}", 'text opening with "Request failed (412):"'),
+    (f"FAILED - {AUTOPAY}", 'text opening with "FAILED"'),
 ])
 def test_every_error_shape_is_an_error_with_its_reason(reply, reason):
     assert tool_error(reply) == reason
@@ -85,6 +87,8 @@ def test_a_source_flag_settles_it():
     ("HTTP 404 Not Found - order #W1 does not exist", "order #W1 does not exist"),
     ("Failed to enable autopay: the card is expired", "Failed to enable autopay: the card is expired"),
     ("Error: Non-delivered order cannot be exchanged", "Non-delivered order cannot be exchanged"),
+    (f"Request failed (412): {AUTOPAY}", AUTOPAY),
+    (f"FAILED - {AUTOPAY}", AUTOPAY),
 ])
 def test_the_error_as_a_sentence_a_user_could_read(reply, sentence):
     assert error_message(reply) == sentence

@@ -24,9 +24,11 @@ TEXT_START = re.compile(
     r")",
     re.I,
 )
-# "User not found", "Order does not exist", "Access denied": a short subject, then the failure, at the start.
+# "User not found", "Order does not exist", "Access denied", "Request failed (412):": a short subject, then the
+# failure, at the start ("failed" only with a status code: "Speed test failed: No Connection" is a device's report).
 SUBJECT_THEN_FAILURE = re.compile(
-    r"^[\s\[(*#>!_-]{0,3}(?:[\w#-]+\s+){1,3}(?:not found|does not exist|doesn't exist|denied|is not allowed|not permitted)"
+    r"^[\s\[(*#>!_-]{0,3}(?:[\w#-]+\s+){1,3}(?:not found|does not exist|doesn't exist|denied|is not allowed|not permitted"
+    r"|failed\s*\(\s*[45]\d\d\s*\))"
     r"\s*(?:[.:;!,\u2013\u2014-]|$)",
     re.I,
 )
@@ -36,7 +38,10 @@ MAX_SUBJECT_TEXT = 160
 # The lead of an error text a user does not need: "Error:", "ERROR 409:", "HTTP 404 Not Found -", "ValueError:".
 ERROR_LEAD = re.compile(
     r"^\W{0,3}(?:(?:[a-z_]\w*\.)*\w*(?:error|exception)\b\s*(?:\(?\b[45]\d\d\b\)?)?"
-    r"|(?:http\s*)?(?:status\s*)?[45]\d\d\b(?:\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)?)\s*[:\-\u2013\u2014.]?\s*",
+    r"|(?:http\s*)?(?:status\s*)?[45]\d\d\b(?:\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)?)\s*[:\-\u2013\u2014.]?\s*"
+    # "Request failed (412): ...", "FAILED - ...": a failure word leads when it opens the text or a status code follows
+    # it ("Speed test failed: No Connection" is a device's report, its words all needed)
+    r"|^\W{0,3}(?:fail(?:ed|ure)\b|(?:[\w-]+\s+){1,2}failed\s*\(\s*[45]\d\d\s*\))\s*[:\-\u2013\u2014]\s*",
     re.I,
 )
 

@@ -53,6 +53,21 @@ class Synonyms(NamedTuple):
     in_policy: tuple[str, ...] | None = None
 
 
+# Verbs that say a tool reads or writes (trace_envs.trajectories.kinds reads kinds from them).
+READ_VERBS = {
+    "get", "search", "find", "list", "lookup", "look", "check", "fetch", "read", "query", "show", "view",
+    "retrieve", "describe", "count", "verify", "validate", "inspect", "browse",
+}  # fmt: skip
+WRITE_VERBS = {
+    "cancel", "book", "update", "modify", "create", "delete", "send", "return", "exchange", "add", "remove", "set",
+    "change", "place", "make", "submit", "pay", "refund", "upgrade", "downgrade", "toggle", "enable", "disable",
+    "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
+    "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
+    "move", "rename", "archive", "approve", "reject", "reboot", "restart", "open", "close", "schedule", "renew",
+    "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
+    "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
+}  # fmt: skip
+
 VERB_SYNONYMS: dict[str, Synonyms] = {
     "update": Synonyms(("update", "change", "modify"), ("add",), ("edit", "remove"), ("update", "change", "modif")),
     "modify": Synonyms(("modify", "change", "update"), ("add",), ("edit", "remove"), ("modif", "change", "update")),
@@ -110,14 +125,23 @@ HANDOFF_TOOL_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 
 
 def tool_words(tool: str) -> list[str]:
-    """The lower-case words of a tool name: `update_reservation_baggages` and `updateReservationBaggages` alike."""
+    """The lower-case words of a tool name, verb first: `update_reservation_baggages` and
+    `updateReservationBaggages` alike; a noun-first name's verb is moved to the front (`vehicles.upgrade`,
+    `leave_request_submit` -> submit, leave, request), so every reader finds the verb at the head."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
-    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+    words = [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+    if len(words) >= 2 and not _is_verb(words[0]) and _is_verb(words[-1]):
+        return [words[-1], *words[:-1]]
+    return words
+
+
+def _is_verb(word: str) -> bool:
+    return word in READ_VERBS or word in WRITE_VERBS or word in VERB_SYNONYMS
 
 
 def tool_verb(tool: str) -> str:
-    """A tool's leading word, taken as its verb ("" when the name starts with a separator)."""
-    return re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[0]
+    """A tool's verb: its leading word, or the last of a noun-first name ("" when it has no words)."""
+    return (tool_words(tool) or [""])[0]
 
 
 def is_handoff_tool(tool: str) -> bool:

@@ -7,7 +7,9 @@ The evidence, strongest first (`infer_kinds` applies it in this order; a `--kind
    description says the tool does ("Cancel a reservation", "Returns the order", "Read-only", "Does not change ...")
    and a schema that takes new values (`new_address`, "The new plan");
 2. **what it changed**: a successful call after which a repeated read of the same record (same tool, same
-   arguments, one of them the call's own) returned something else is a write;
+   arguments, one of them the call's own) returned something else is a write; so is the one call that made a failed
+   call succeed when retried unchanged (`update_plate` fails with "autopay is off", `turnOnAutopay`, the same
+   `update_plate` succeeds), in at least MIN_UNBLOCKED runs;
 3. **its name**, split in every common style (snake verb-first `cancel_order` or noun-first `leave_request_submit`,
    camelCase `savingsOpen`, dotted `orders.get`, kebab `order-cancel`): the verb at its head, else at its tail;
 4. **weaker behaviour**, for a name that says nothing: an action the source's expected actions grade with arguments
@@ -24,24 +26,12 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Literal, Mapping
 
+from trace_envs.language.words import READ_VERBS, WRITE_VERBS
 from trace_envs.trajectories.models import PROSE_ARGS, Run
 
 ToolKind = Literal["read", "write", "other"]
 KINDS = ("read", "write", "other")
 
-READ_VERBS = {
-    "get", "search", "find", "list", "lookup", "look", "check", "fetch", "read", "query", "show", "view",
-    "retrieve", "describe", "count", "verify", "validate", "inspect", "browse",
-}  # fmt: skip
-WRITE_VERBS = {
-    "cancel", "book", "update", "modify", "create", "delete", "send", "return", "exchange", "add", "remove", "set",
-    "change", "place", "make", "submit", "pay", "refund", "upgrade", "downgrade", "toggle", "enable", "disable",
-    "reset", "register", "apply", "issue", "edit", "write", "insert", "save", "post", "put", "patch", "assign",
-    "reserve", "purchase", "buy", "grant", "revoke", "block", "unblock", "suspend", "resume", "transfer",
-    "move", "rename", "archive", "approve", "reject", "reboot", "restart", "open", "close", "schedule", "renew",
-    "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
-    "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
-}  # fmt: skip
 OTHER_NAMES = {"think", "calculate", "calculator", "compute", "reason", "plan", "noop"}
 PERSON_WORDS = {"human", "humans", "person", "representative", "supervisor", "specialist", "operator", "staff"}
 """A name that sends to one of these (`transfer_to_human_agents`, `escalate_to_supervisor`) changes no record."""
@@ -193,6 +183,7 @@ def kind_from_definition(definition: Mapping[str, Any] | None) -> tuple[ToolKind
 
 _DONE_WORD = re.compile(r"\b(?:[a-z]{3,}ed|done|success(?:ful(?:ly)?)?|complete|ok)\b", re.I)
 _SUCCESS_KEYS = ("success", "ok", "done")
+MIN_UNBLOCKED = 2  # a retry that succeeded once after a read may have met a passing fault
 
 
 def _acknowledges(record: Any, raw: str | None) -> bool:
@@ -252,12 +243,14 @@ class Behaviour:
         self.records: Counter[str] = Counter()
         self.acks: Counter[str] = Counter()
         self.graded: set[str] = set()
+        self.unblocked: Counter[str] = Counter()
         for run in runs:
             self._one(run, may_read)
             self.graded.update(g.name for g in run.ground_truth or [] if g.requestor == "agent" and g.arguments
                                and not all(k in PROSE_ARGS for k in g.arguments))
 
     def _one(self, run: Run, may_read: Mapping[str, bool]) -> None:
+        self._unblocking(run)
         calls = [c for c in run.agent_calls if not c.error and c.result is not None]
         last: dict[str, tuple[int, str]] = {}
         read: dict[str, tuple[str, dict[str, Any]]] = {}  # argument value -> (tool, record) its latest call returned
@@ -295,11 +288,33 @@ class Behaviour:
                     self.unchanged.update({b.name for b in between})
             last[key] = (i, c.result)
 
+    def _unblocking(self, run: Run) -> None:
+        """Count the one substantive call of another tool between a failed call and its unchanged, successful retry:
+        nothing else can have changed what the retry met."""
+        calls = run.agent_calls
+        for i, c in enumerate(calls):
+            if not c.error:
+                continue
+            j = next((j for j in range(i + 1, len(calls)) if calls[j].name == c.name
+                      and calls[j].arguments == c.arguments), None)
+            if j is None or calls[j].error:
+                continue
+            between = {b.name for b in calls[i + 1: j] if not b.error and b.name != c.name and b.arguments
+                       and not all(k in PROSE_ARGS for k in b.arguments)}
+            if len(between) == 1:
+                self.unblocked.update(between)
+
     def strong(self, name: str) -> tuple[ToolKind, str] | None:
         """write when the tool changed a record: its reply is the record an earlier call about the same id returned,
-        with a value changed, or a repeated read of the record after it returned something else."""
+        with a value changed, or a repeated read of the record after it returned something else; or when it made
+        failed calls succeed unchanged (more often than identical reads around it returned the same)."""
         n = self.changed[name]
-        return ("write", f"it changed the record it was given ({n} times)") if n else None
+        if n:
+            return "write", f"it changed the record it was given ({n} times)"
+        n = self.unblocked[name]
+        if n >= MIN_UNBLOCKED and n > self.unchanged[name]:
+            return "write", f"a failed call succeeded unchanged right after it ({n} times)"
+        return None
 
     def weak(self, name: str) -> tuple[ToolKind, str] | None:
         """For a tool nothing stronger speaks of: graded by the expected actions (write), seen between identical

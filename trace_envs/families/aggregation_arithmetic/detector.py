@@ -9,9 +9,11 @@ from typing import Any
 from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.aggregation_arithmetic.task import numeric_value
+from trace_envs.language.values import number_tokens
 from trace_envs.mining import departures, labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import path_words
+from trace_envs.runtime.records import get_path
 from trace_envs.runtime.world import listing, words
 from trace_envs.trajectories.results import ResultIndex
 
@@ -20,11 +22,12 @@ def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str,
     """What the runs show `arg` of `write` to be when it is a sum over some of a record's items: (read, list path,
     the summed item field, the selecting field, its value, another value it takes), backed by MIN_SUM_RUNS runs. A
     run supports it when its expected `write` passes a number that one read result of the run gives as the sum over
-    two or more, not all, of a list's items sharing a value of one field (the open invoices, not the paid ones)."""
+    two or more, not all, of a list's items sharing a value of one field (the open invoices, not the paid ones).
+    Without expected actions a passed run's own successful `write` calls stand in for them."""
     support: Counter = Counter()
     others: dict[tuple, Counter] = {}
     for run in ctx.runs:
-        wanted = [g.arguments.get(arg) for g in run.ground_truth or [] if g.name == write]
+        wanted = [g.arguments.get(arg) for g in _truth(run, write)]
         wanted = [v for v in wanted if numeric_value(v) is not None and not isinstance(v, list)]
         if not wanted:
             continue
@@ -48,6 +51,79 @@ def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str,
 
 MIN_SUM_RUNS = 3
 
+
+def told_sums(ctx: ProposalContext, skip: set[str]) -> list[tuple[str, str, str, str, Any, Any]]:
+    """Per read (not in `skip`): (read, list path, summed field, selecting field, its value, another value) when
+    passed runs' agents, after that read, state a number that is the sum over two or more, not all, of a list's items
+    sharing a value of one field (the user asked what they owe and was told the open fines' total), in at least
+    MIN_SUM_RUNS runs."""
+    support: Counter = Counter()
+    others: dict[tuple, Counter] = {}
+    for run in ctx.runs:
+        if not run.success:
+            continue
+        seen = set()
+        for c in run.agent_calls:
+            if c.name not in ctx.reads or c.name in skip or c.error or not c.result:
+                continue
+            said = [v for m in run.messages[c.message_index + 1:] if m.get("role") == "assistant"
+                    and isinstance(m.get("content"), str) for _, _, v in number_tokens(m["content"])]
+            if not said:
+                continue
+            for items_path, items in _item_lists(parse_result(c.result)):
+                for hit, other in _selections(items, said):
+                    found = (c.name, items_path, *hit)
+                    seen.add(found)
+                    others.setdefault(found, Counter())[other] += 1
+        support.update(seen)
+    best: dict[str, tuple[tuple, int]] = {}
+    for found, n in sorted(support.items(), key=lambda x: (-x[1], str(x[0]))):
+        if n >= MIN_SUM_RUNS:
+            best.setdefault(found[0], (found, n))
+    return [(*found, others[found].most_common(1)[0][0]) for found, _ in best.values()]
+
+
+def _truth(run: Any, write: str) -> list[Any]:
+    """The calls of `write` the run should have made: its expected actions, else a passed run's own successful ones
+    (what passed is what was wanted); none for a failed run without expected actions."""
+    if run.ground_truth is not None:
+        return [g for g in run.ground_truth if g.name == write]
+    return [c for c in run.agent_calls if c.name == write and not c.error] if run.success else []
+
+
+def _numeric_args(ctx: ProposalContext, write: str) -> Counter:
+    """The write's numeric arguments: in its expected actions, else in the passed runs' calls."""
+    if ctx.has_gt:
+        return ctx.gt_numeric.get(write) or Counter()
+    return Counter(a for run in ctx.runs for c in _truth(run, write) for a, v in c.arguments.items()
+                   if numeric_value(v) is not None and not isinstance(v, (list, bool)))
+
+
+def _told_label(run: Any, read: str, rule: list[Any]) -> str:
+    """PRESENT when an agent message after the run's last `read` states the sum the rule gives on it, LACKING when
+    they state numbers but not that one, NA when nothing was read or said in numbers."""
+    total = learned_sum(run, *rule)
+    last = next((c for c in reversed(run.agent_calls) if c.name == read and not c.error), None)
+    if total is None or last is None:
+        return "NA"
+    said = [v for m in run.messages[last.message_index + 1:] if m.get("role") == "assistant"
+            and isinstance(m.get("content"), str) for _, _, v in number_tokens(m["content"])]
+    if not said:
+        return "NA"
+    return "PRESENT" if any(abs(v - total) <= 0.01 for v in said) else "LACKING"
+
+
+def learned_sum(run: Any, read: str, items_path: str, leaf: str, where: str, value: Any) -> float | None:
+    """The sum the rule gives on this run's last successful `read` result: `leaf` over the items at `items_path`
+    whose `where` is `value`; None when the run read no such list."""
+    for c in reversed(run.agent_calls):
+        if c.name != read or c.error or not c.result:
+            continue
+        found, items = get_path(parse_result(c.result), items_path)
+        if found and isinstance(items, list):
+            picked = [numeric_value(i.get(leaf)) for i in items if isinstance(i, dict) and i.get(where) == value]
+            return round(sum(v for v in picked if v is not None), 2)
+    return None
 
 def _item_lists(value: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, list[dict[str, Any]]]]:
     """(path, items) of each list of records in a result, two levels deep (an account's `invoices`)."""
@@ -114,22 +190,35 @@ class AggregationArithmeticDetector(Detector):
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         """From the run's departures: LACKING when a number the write passed (any argument: an amount, a count, a
         payment's amount) differs from the expected one; else the numeric argument against the ground truth."""
+        if args.get("read"):  # tell mode: the number the agent said after the read against the rule's sum
+            return _told_label(view.run, args["read"], args["sum"])
         by_gt = departures.arg_kind(view, args["tool"], None, ("wrong_number",))
-        return by_gt or (labeling.arith(view, args["tool"], args["arg"]) if args["tool"] else "NA")
+        found = by_gt or (labeling.arith(view, args["tool"], args["arg"]) if args["tool"] else "NA")
+        rule = args.get("sum")
+        if found != "NA" or not rule or view.run.ground_truth is not None:
+            return found
+        # No expected actions: the write's number against the sum the learned rule gives on what this run read.
+        total = learned_sum(view.run, *rule)
+        paid = [numeric_value(c.arguments.get(args["arg"])) for c in view.run.agent_calls
+                if c.name == args["tool"] and not c.error]
+        paid = [v for v in paid if v is not None]
+        if total is None or not paid:
+            return "NA"
+        return "PRESENT" if all(abs(float(v) - total) <= 0.01 for v in paid) else "LACKING"
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         w, a = roles.get("write"), roles.get("arg")
         return (_write_made(w), {"tool": w, "arg": a}) if w and a else None
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
-        if not ctx.has_gt:
-            return []
         # One candidate per write (its numbers: counts, amounts, a payment's amount, fail together as one skill), and
-        # one over every write, since a weak agent's arithmetic fails on whichever write the task needs.
+        # one over every write, since a weak agent's arithmetic fails on whichever write the task needs. Without
+        # expected actions only a sum the passed runs show is proposed: nothing else says what a number should be.
         out = []
-        numeric = [w for w in ctx.writes if ctx.gt_counts[w] and ctx.gt_numeric.get(w)]
+        numbers = {w: _numeric_args(ctx, w) for w in ctx.writes}
+        numeric = [w for w in ctx.writes if numbers[w] and (ctx.gt_counts[w] or not ctx.has_gt)]
         for w in numeric:
-            a = max(sorted(ctx.gt_numeric[w]), key=lambda x: ctx.gt_numeric[w][x])
+            a = max(sorted(numbers[w]), key=lambda x: numbers[w][x])
             summed = filtered_sums(ctx, w, a)
             if summed is not None:  # the runs show what the number is: the sum of the selected items
                 read, items, leaf, where, value, other = summed
@@ -143,10 +232,12 @@ class AggregationArithmeticDetector(Detector):
                     f"the {words(str(value))} {path_words(items)} the record lists (not one of them, not every one).",
                     roles=roles,
                     label_check=_write_made(w),
-                    label_args={"tool": w, "arg": a},
+                    label_args={"tool": w, "arg": a, "sum": [read, items, leaf, where, value]},
                     params={"field": path, "op": "sum", "label": path_words(path), "where_field": where,
                             "where_value": value, "other_value": other},
                 ))
+                continue
+            if not ctx.has_gt:
                 continue
             out.append(Proposal(
                 name=f"compute_amounts_for_{w}",
@@ -156,7 +247,23 @@ class AggregationArithmeticDetector(Detector):
                 label_check=_write_made(w),
                 label_args={"tool": w, "arg": a},
             ))
-        if len(numeric) >= 2:
+        paid_from = {p.roles.get("read", "") for p in out}
+        for read, items, leaf, where, value, other in told_sums(ctx, paid_from):
+            path = f"{items}.*.{leaf}"
+            key = next(iter(ctx.args(read)), "")
+            out.append(Proposal(
+                name=f"tell_{_slug(value)}_{_slug(items)}_total_from_{read}",
+                description=f"When the user asks what they owe, read {read} and tell them the sum of the "
+                f"{path_words(path)} over the {words(str(value))} {path_words(items)} it lists (not one of them, not "
+                "every one).",
+                roles={"read": read, "key": key},
+                label_check=Check(applies_if=[CallRef(tool=read)], clauses=[CallMade(id="read", call=CallRef(
+                    tool=read))]),
+                label_args={"tool": None, "arg": None, "read": read, "sum": [read, items, leaf, where, value]},
+                params={"field": path, "op": "sum", "label": path_words(path), "where_field": where,
+                        "where_value": value, "other_value": other},
+            ))
+        if len(numeric) >= 2 and ctx.has_gt:
             top = max(numeric, key=lambda w: (ctx.gt_counts[w], w))
             a = max(sorted(ctx.gt_numeric[top]), key=lambda x: ctx.gt_numeric[top][x])
             out.append(Proposal(

@@ -53,7 +53,7 @@ class AggregationEnv(RecordEnv):
         spec = self.SPEC
         params = spec.params
         if params.get("where_field"):
-            return _pay_scenario(spec, rng)
+            return _pay_scenario(spec, rng) if spec.roles.get("write") else _tell_scenario(spec, rng)
         kit = Kit(spec, rng)
         key = kit.key
         path, op = str(params["field"]), str(params["op"])
@@ -108,12 +108,10 @@ class AggregationEnv(RecordEnv):
         )
 
 
-def _pay_scenario(spec: Any, rng) -> Scenario:
-    """Pay mode: the user asks to pay what they owe on one record, the sum of the items `where_field` selects; the
-    agent must read the record and pass that sum to the write (not one item's amount, not every item's). Which items
-    are selected varies over seeds, so no constant or positional amount is right."""
-    params, kit = spec.params, Kit(spec, rng)
-    key, write, arg = kit.key, kit.write, spec.roles["arg"]
+def _selected(spec: Any, kit: Kit, rng) -> tuple[dict[str, Any], list[dict[str, Any]], list[int], float]:
+    """A record whose list at the field's items path holds three or more numbered items, some (two or more, not
+    all) given `where_value` and the rest `other_value`: (record, its items, the picked indices, their sum)."""
+    params = spec.params
     items_path, leaf = str(params["field"]).split(".*.", 1)
     where, chosen, other = str(params["where_field"]), params["where_value"], params["other_value"]
 
@@ -123,14 +121,83 @@ def _pay_scenario(spec: Any, rng) -> Scenario:
                 and all(isinstance(i, dict) and numeric_value(i.get(leaf)) is not None for i in items))
 
     record = kit.source.draw(usable)
-    if record is None or write is None:
+    if record is None:
         raise ScenarioError(f"no real record has three or more items with a number at {params['field']}")
     record = copy.deepcopy(record)
     items = get_path(record, items_path)[1]
     picked = sorted(int(i) for i in rng.choice(len(items), size=int(rng.integers(2, len(items))), replace=False))
     for i, item in enumerate(items):
         item[where] = chosen if i in picked else other
-    answer = round(sum(items[i][leaf] for i in picked), 2)
+    return record, items, picked, round(sum(items[i][leaf] for i in picked), 2)
+
+
+def _tell_scenario(spec: Any, rng) -> Scenario:
+    """Tell mode: the user asks what they owe on one record, the sum of the items `where_field` selects; the agent
+    must read the record and state that sum (not one item's amount, not every item's)."""
+    params, kit = spec.params, Kit(spec, rng)
+    key = kit.key
+    items_path, leaf = str(params["field"]).split(".*.", 1)
+    record, items, picked, answer = _selected(spec, kit, rng)
+    target = record[key]
+    kit.knows(target)
+    other = copy.deepcopy(record)  # another customer's record, there to be read by mistake
+    other_id = other[key] = kit.source.fresh_id()
+    what = f"the {words(str(params['where_value']))} {path_words(items_path)}"
+    question = f"the total {path_words(leaf)} of {what}"
+    opening = f"{kit.greeting()} Could you tell me {question} on my {kit.noun} {target}?"
+    read = kit.read_call(target)
+
+    def say(value: float) -> str:
+        return f"I looked it up: {question} on {kit.noun} {target} is {_fmt(value)}. {GOODBYE}"
+
+    every = round(sum(i[leaf] for i in items), 2)
+    mutants = {
+        "drop_required_call": [say(answer)],
+        "swap_calls": [say(answer), read],
+        "wrong_argument": [kit.read_call(other_id), say(answer)],
+        "forbidden_extra_call": [read, kit.read_call(other_id), say(answer)],
+        "text_only": [say(answer)],
+        "tell_one_item": [read, say(items[picked[0]][leaf])],
+        "tell_every_item": [read, say(every)],
+    }
+    return Scenario(
+        state=new_state({target: record, other_id: other}),
+        bindings={"target": target, "targets": [target], "answer": answer},
+        opening=opening,
+        facts=kit.facts,
+        requests=[UserRequest(kind="info", tool=kit.read, phrase=f"know {question}")],
+        oracle=[read, say(answer)],
+        mutants=mutants,
+    )
+
+
+def _tell_check(roles: dict[str, str]) -> Check:
+    """Tell mode: the sum stated after reading the record (3), the record read (1); reading another record or any
+    write zeroes the score."""
+    key, read = roles["key"], roles["read"]
+    target = CallRef(tool=read, args={key: {"$var": "target"}})
+    return Check(clauses=[
+        Communicated(id="correct_answer", weight=3, values=[{"$var": "answer"}], after=target,
+                     description="state the sum of the selected items in a sentence after reading the record"),
+        CallMade(id="read_record", weight=1, requires=["correct_answer"], call=target,
+                 description=f"read the record with {read}"),
+        NoCall(id="no_write", penalty=True, call=CallRef(kind="write"), description="change nothing"),
+        NoCall(id="no_other_read", penalty=True, call=CallRef(tool=read, args={key: {"$not": {"$in": {
+            "$var": "targets"}}}}), description="read only the record the user asked about"),
+    ])
+
+
+def _pay_scenario(spec: Any, rng) -> Scenario:
+    """Pay mode: the user asks to pay what they owe on one record, the sum of the items `where_field` selects; the
+    agent must read the record and pass that sum to the write (not one item's amount, not every item's). Which items
+    are selected varies over seeds, so no constant or positional amount is right."""
+    params, kit = spec.params, Kit(spec, rng)
+    key, write, arg = kit.key, kit.write, spec.roles["arg"]
+    items_path, leaf = str(params["field"]).split(".*.", 1)
+    chosen = params["where_value"]
+    if write is None:
+        raise ScenarioError("pay mode needs the write the sum is paid with")
+    record, items, picked, answer = _selected(spec, kit, rng)
     newest = items[picked[-1]][leaf]
     every = round(sum(i[leaf] for i in items), 2)
     target = record[key]
@@ -246,7 +313,7 @@ class AggregationArithmetic(Task):
     def check(self, roles: dict[str, str], params: dict[str, Any], requests: int = 2) -> Check:
         key, read = roles["key"], roles["read"]
         if params.get("where_field"):
-            return _pay_check(roles)
+            return _pay_check(roles) if roles.get("write") else _tell_check(roles)
         n = max(2, requests)
         reads = [CallRef(tool=read, args={key: {"$var": f"target_{i}"}}) for i in range(n)]
         return Check(clauses=[

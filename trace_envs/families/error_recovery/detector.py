@@ -115,7 +115,9 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     """The env's params from the runs: the write's most common error text of the learned shapes; the record field the
     fix changes (a value of its result that differs from the same record, by `key`, read before it) and its values
     before and after, and what the successful write changes likewise;
-    the fix's own most common error text and the reason it gives; and the cause: a record field whose one value
+    a fix that takes no key: a device setting (boolean arguments), or the record fields its arguments came from
+    (`fix_by`: `turnOnAutopay(holderId)` with the holderId the permit read shows); the fix's own most common error
+    text and the reason it gives; and the cause: a record field whose one value
     before every successful fix and one other value before every failed one tell the two apart."""
     errors: Counter = Counter()
     changes: Counter = Counter()
@@ -123,8 +125,10 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
     fix_errors: Counter = Counter()
     settings: Counter = Counter()  # the fix's arguments in the recoveries (a fix that takes no key: a device setting)
     address: Counter = Counter()  # write arguments (the write takes no key) equal to the field of that name read
+    by: Counter = Counter()  # (fix argument, record path) where a fix without the key took a value the record shows
     outcomes: dict[bool, dict[str, Counter]] = {True: {}, False: {}}  # fix succeeded -> path -> values read before
     named: Counter = Counter()  # (path, value) of a flag of the record the error names, read before a successful fix
+    fixed_for: dict[str, dict[str, Any]] = {}  # error text -> the arguments of the fix that removed it
     for run in runs:
         for i, shape, found_fix, retry in recoveries(run, write):
             if shape in shapes:
@@ -132,6 +136,7 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
                 if found_fix is not None and retry is not None and found_fix.name == fix and key not in \
                         found_fix.arguments:
                     settings[json.dumps(found_fix.arguments, sort_keys=True)] += 1
+                    fixed_for.setdefault(error_text(run.agent_calls[i]), found_fix.arguments)
         seen: dict[str, Any] = {}
         for c in run.agent_calls:
             record = _parsed(c.result) if c.name == read and not c.error else None
@@ -141,6 +146,10 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
                 seen = record
             elif c.name == write and not c.error and key not in c.arguments:
                 address.update(a for a, v in c.arguments.items() if a in seen and seen[a] == v)
+            elif c.name == fix and not c.error and key not in c.arguments and c.arguments and seen:
+                leaves = _leaves(seen)
+                by.update((a, path) for a, v in c.arguments.items() for path, values in leaves.items()
+                          if "*" not in path and values == {json.dumps(v)})
         known: dict[str, dict[str, set[str]]] = {}  # key value -> the record as the latest reply about it shows it
         for c in run.agent_calls:
             rid = str(c.arguments.get(key or ""))
@@ -171,6 +180,16 @@ def infer_recovery(runs: list[Run], write: str, fix: str, read: str | None, key:
         setting = json.loads(settings.most_common(1)[0][0])
         if setting and all(isinstance(v, bool) for v in setting.values()):
             params.update(setting=setting, unsetting={k: not v for k, v in setting.items()})
+        elif setting:  # the fix acts on what the record names (its owner's id): the same path in most recoveries
+            fixes = sum(settings.values())
+            found: dict[str, str] = {}
+            for (a, path), n in by.most_common():
+                if 2 * n > fixes:
+                    found.setdefault(a, path)
+            if found and set(found) == set(setting):
+                params["fix_by"] = dict(sorted(found.items()))
+                said = fixed_for.get(params["error"], {})  # the owner's id the error names, put in per scenario
+                params["error_says"] = {a: v for a, v in said.items() if isinstance(v, str) and v in params["error"]}
     if address:
         params["address"] = sorted(address)
     common = {}

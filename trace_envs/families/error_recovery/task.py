@@ -20,7 +20,9 @@ follows. Bindings: `target`, `fixable`, `reason`, `reason_core` (and `address_<a
 write whose change to the record the runs show, or a device setting: a fix that takes no key and changes no record
 the runs read (ToolSandbox's `set_cellular_service_status(on=True)` after `ConnectionError: Cellular service is not
 enabled`) keeps its arguments as `setting`, held as device state the write's prerequisite reads, and a write that
-takes no key (`send_message_with_phone_number`) is addressed by the record fields it takes (`address`). A fix that is
+takes no key (`send_message_with_phone_number`) is addressed by the record fields it takes (`address`); a fix that
+takes what the record names instead of its key (`turnOnAutopay(holderId)` for a permit whose holder has autopay off)
+is held the same way, as a setting made for those values (`fix_by`, bindings `fix_<arg>`). A fix that is
 a read (the retry changes an argument, as in tau-bench) is proposed and labelled, but has no scenario builder yet.
 
 Example episode (`trace/helpdesk_enable_autopay_then_retry`, seed 0, fixable):
@@ -94,6 +96,12 @@ class RecoveryParams(BaseModel):
                                       "arguments negated).")
     address: list[str] = Field(default_factory=list, description="A write that takes no `key`: its arguments that "
                                "are fields of the record, which address it (a contact's phone_number).")
+    fix_by: dict[str, str] = Field(default_factory=dict, description="A fix that takes no `key` but what the record "
+                                   "names (its holder's id): fix argument -> the record path its value comes from; the "
+                                   "env holds the fix as a setting made for those values.")
+    error_says: dict[str, str] = Field(default_factory=dict, description="Fix argument -> its value in the runs' "
+                                       "`error` text, replaced there by the scenario's own (the holder the error "
+                                       "names).")
 
 
 class RecoveryEnv(RecordEnv):
@@ -127,7 +135,8 @@ class RecoveryEnv(RecordEnv):
         spec = self.SPEC
         p = RecoveryParams.model_validate(spec.params)
         fix = spec.roles["fix"]
-        device = not p.field and bool(p.setting) and bool(p.unsetting)
+        owned = not p.field and bool(p.fix_by)
+        device = owned or (not p.field and bool(p.setting) and bool(p.unsetting))
         if spec.tool(fix).kind != "write" or not (device or (p.field and p.ready is not None)):
             raise ScenarioError(f"{fix} fixes the error by what it shows (a read), not by a change the runs show on "
                                 "the record: no scenario builder for that kind of recovery yet")
@@ -148,7 +157,8 @@ class RecoveryEnv(RecordEnv):
             return False
 
         records = kit.source.records(1 + max(spec.knobs.distractors, 1), accept=lambda r: (
-            device or get_path(r, p.field or "")[0]) and (not p.address or distinct(r)))
+            device or get_path(r, p.field or "")[0]) and all(get_path(r, path)[0] for path in p.fix_by.values())
+            and (not p.address or distinct(r)))
         for i, r in enumerate(records):
             if not device:
                 set_path(r, p.field, p.unready)
@@ -158,7 +168,10 @@ class RecoveryEnv(RecordEnv):
         target, other_id = record[key], other[key]
         kit.knows(target)
         args, stated = kit.write_args(write, record)
-        fix_args = dict(p.setting) if device else fill_arguments(spec.tool(fix), {key: target})
+        if owned:
+            fix_args = {a: get_path(record, path)[1] for a, path in p.fix_by.items()}
+        else:
+            fix_args = dict(p.setting) if device else fill_arguments(spec.tool(fix), {key: target})
         opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
@@ -166,18 +179,24 @@ class RecoveryEnv(RecordEnv):
         # Runs that never show the fix failing give no words for it: then it fails as plainly as a target's write does.
         fix_error = p.fix_error or f"Error: {words(fix)} is not possible for this {kit.noun}"
         reason = p.reason or plain_error(fix_error)
+        error = p.error  # naming the scenario's own holder where the runs' error named theirs
+        for a, said in p.error_says.items():
+            error = error.replace(said, str(fix_args.get(a, said)))
         state = new_state({r[key]: r for r in records})
         if device:
             state["settings"] = {fix: dict(p.unsetting)}
-            state["prerequisites"] = {write: [{"setting": fix, "value": dict(p.setting), "error": p.error}]}
+            state["prerequisites"] = {write: [{"setting": fix, "value": fix_args, "error": error}]}
             state["effects"] = {write: dict(p.sets)}
         else:
-            state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": p.error}]}
+            state["prerequisites"] = {write: [{"path": p.field, "value": p.ready, "error": error}]}
             state["effects"] = {fix: {p.field: p.ready}, write: dict(p.sets)}
         if not fixable:
             state["unavailable"] = {fix: fix_error}
         read, attempt = kit.read_call(target), call(write, **args)
-        if device:  # the setting left as it was; the write addressed to another record
+        if owned:  # the fix made for someone else; the write on another record
+            wrong_fix = call(fix, **{a: like_value(v, rng) for a, v in fix_args.items()})
+            other_write = call(write, **dict(args, **{key: other_id}))
+        elif device:  # the setting left as it was; the write addressed to another record
             wrong_fix, other_write = call(fix, **p.unsetting), call(write, **kit.write_args(write, other)[0])
         else:
             wrong_fix = call(fix, **dict(fix_args, **{key: other_id}))
@@ -201,7 +220,7 @@ class RecoveryEnv(RecordEnv):
             }
         else:
             # the write's error in the agent's words, unless quoting it would be a paste of the tool result
-            failed = f"it failed ({plain_error(p.error)})" if len(plain_error(p.error)) < MAX_QUOTE else \
+            failed = f"it failed ({plain_error(error)})" if len(plain_error(error)) < MAX_QUOTE else \
                 f"it needs {words(fix)} first"
             why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: {failed}, and "
                    f"{words(fix)} is not possible because {reason}. {GOODBYE}")
@@ -222,7 +241,8 @@ class RecoveryEnv(RecordEnv):
             state=state,
             bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason),
                       "error": plain_error(p.error), "fix_error": plain_error(fix_error),
-                      **{f"address_{a}": args.get(a) for a in p.address}},
+                      **{f"address_{a}": args.get(a) for a in p.address},
+                      **{f"fix_{a}": v for a, v in fix_args.items() if p.fix_by}},
             opening=opening,
             facts=kit.facts,
             requests=[kit.request(write, target)],
@@ -281,8 +301,9 @@ class ErrorRecovery(Task):
         read_t = CallRef(tool=read, args=target)
         # A write that takes no key is addressed by the record's fields; a device fix is matched by its setting.
         write_t = CallRef(tool=write, args={a: {"$var": f"address_{a}"} for a in p.address} if p.address else target)
-        fix_t = CallRef(tool=fix, args=dict(p.setting) if p.setting else target)
-        join = [] if p.address or p.setting else [key]
+        fix_t = CallRef(tool=fix, args={a: {"$var": f"fix_{a}"} for a in p.fix_by} if p.fix_by else dict(p.setting)
+                        if p.setting else target)
+        join = [] if p.address or p.setting or p.fix_by else [key]
         return Check(clauses=[
             CallMade(id="retried", weight=2, when="fixable", call=write_t,
                      description=f"{write} succeeds on the record the user asked about, retried after the fix"),
