@@ -49,9 +49,9 @@ def which_record(view: Any, read: str) -> Label:
     """Whether the agent knew which of the user's records it looked up with `read`, when the user has several: an
     earlier result (or the read itself) lists two or more ids and the read is by one of them or returns them all.
     PRESENT when the user named one of those ids (asked, or said so unprompted), LACKING when the user never named
-    any: the agent picked one of several on its own. NA with a single record, no such read, or a write made (a
-    record acted on is another family's question)."""
-    if any(view.kinds.get(c.name) == "write" for c in view.run.agent_calls if not c.error):
+    any: the agent picked one of several on its own. NA with a single record, no such read, or a write tried, even one
+    that failed (a record acted on is another family's question)."""
+    if any(view.kinds.get(c.name) == "write" for c in view.run.agent_calls):
         return "NA"
     lists: list[set[str]] = []
     groups: list[set[str]] = []
