@@ -241,3 +241,16 @@ def test_a_real_certificate_sent_without_reading_the_user_is_lacking(airline):
                                     kinds)) == "LACKING"
     # 40/0 trusted the claim in words ("Since you are a Gold member") but transferred: no write, nothing told
     assert label_view(cand, RunView(next(r for r in runs if r.run_id == "gpt-4o-airline/40/0"), kinds)) == "NA"
+
+
+def test_a_randomized_claim_env_publishes_where_the_policy_asks_for_confirmations():
+    """Randomized seed 0 (parking, writes confirmed first): the extra write of `forbidden_extra_call` is made
+    outright. Asked to confirm a write they never wanted, the user ends the episode before it is made, the mutant
+    then equals the oracle, and `generate` refused the env, so mining kept a coarser capability in its place."""
+    from trace_envs.datasets.randomized import random_domain
+    from trace_envs.mining.publishable import publish_problem
+
+    runs = random_domain(0).runs()
+    [cand] = [c for c in propose_offline(build_profile(runs), runs) if c.spec.family == "claim_verification"]
+    assert (cand.spec.roles["read"], cand.spec.roles["write"]) == ("getPermit", "cancelParkingTicket")
+    assert publish_problem(cand.spec) is None

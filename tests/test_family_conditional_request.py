@@ -262,3 +262,37 @@ def test_a_condition_as_users_word_one(text, conditional):
 
     run = SimpleNamespace(messages=[{"role": "user", "content": text}])
     assert states_condition(run, ["restore_line", "set_roaming"], ["suspended", "active"]) is conditional
+
+
+# ---------------------------------------------------------------------------------------------- randomized domain
+@pytest.fixture(scope="module")
+def randomized():
+    from trace_envs.datasets.randomized import random_domain
+
+    return _domain(random_domain(5).runs())
+
+
+@pytest.mark.parametrize("with_expected", [True, False])
+def test_randomized_users_name_their_own_condition_value(randomized, with_expected):
+    """Seed 5's students each name a term phase of their own ("if its term phase is locked, drop it; if not, add a
+    lab seat"), so no value of the field splits the two writes over all runs: the value a run's user named does."""
+    runs, kinds, ours = randomized
+    [cand] = ours.values()
+    assert {k: cand.spec.roles[k] for k in ("read", "write", "alt")} == {
+        "read": "enrollments.fetch", "write": "enrollments.drop", "alt": "lab_seats.add"}
+    assert cand.spec.params["field"] == "term_phase" and len(cand.spec.params["values"]) == 1
+    seen = set()
+    for run in runs:
+        truth = run.meta["planted"]
+        if truth["task_kind"] != "conditional_request" or truth["noise"]:
+            continue
+        view = RunView(run if with_expected else run.model_copy(update={"ground_truth": None}), kinds)
+        label = label_view(cand, view)
+        if truth["deficits"]:  # the deficit never reads and took the wrong branch
+            assert label == "LACKING", run.run_id
+        elif any(c.name == "enrollments.fetch" for c in run.agent_calls):
+            assert label == "PRESENT", run.run_id
+        elif not with_expected:  # the first branch unread, right by chance: no fact was looked up
+            assert label == "LACKING", run.run_id
+        seen.add(label)
+    assert {"LACKING", "PRESENT"} <= seen

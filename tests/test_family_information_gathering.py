@@ -48,3 +48,35 @@ def test_planted_episodes_score_exactly(env_cls):
     assert run_actions(env, [guess, ask, read, said], seed=4)[0] == 0.0
     # the answer given before the lookup earns nothing
     assert run_actions(env, [ask, said.replace(" Have a nice day.", " Anything else?"), read], seed=4)[0] == 0.0
+
+
+@pytest.mark.parametrize("seed, read, lookup", [(10, "showLoan", "showMember"),
+                                                (4, "readPatientAppointments", "readPatient")])
+def test_a_record_picked_among_several_the_user_never_named_is_lacking(seed, read, lookup):
+    """Randomized seeds 10 (a loan read by its id) and 4 (a patient's appointments read as one list): the user asks
+    about "one of my loans"; the agent that asks which one and reads the one named is PRESENT, the one that answers
+    from the first on the profile is LACKING, whether or not that was the one meant. Reads of the user's profile (its
+    id list) and runs whose user named the record never lack it."""
+    from trace_envs.checks.run_view import RunView
+    from trace_envs.datasets.randomized import random_domain
+    from trace_envs.mining.label import label_view
+    from trace_envs.mining.propose_offline import propose_offline
+    from trace_envs.trajectories.profile import build_profile
+
+    runs = random_domain(seed).runs()
+    profile = build_profile(runs)
+    kinds = {n: t.kind for n, t in profile.tools.items()}
+    cands = {c.spec.roles["read"]: c for c in propose_offline(profile, runs) if c.spec.family == "information_gathering"}
+    assert {label_view(cands[lookup], RunView(r, kinds)) for r in runs} == {"NA"}
+    cand = cands[read]
+    right = []
+    for run in runs:
+        truth = run.meta["planted"]
+        label = label_view(cand, RunView(run, kinds))
+        if truth["task_kind"] != "information_gathering":
+            assert label in ("NA", "PRESENT"), run.run_id
+        elif truth["deficits"]:
+            assert label == "LACKING", run.run_id
+        else:  # a guess that happened to be the record meant lacks it too
+            right.append(label)
+    assert right.count("PRESENT") > len(right) / 2 and "NA" not in right

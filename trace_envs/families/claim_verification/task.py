@@ -35,7 +35,7 @@ from trace_envs.families.task import Task, register_task
 from trace_envs.language import hints
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
-from trace_envs.runtime.world import Gate, RecordEnv, canonical_json, gated_record, new_state
+from trace_envs.runtime.world import Gate, RecordEnv, call, canonical_json, gated_record, new_state
 
 TRUE_SHARE = 0.5
 
@@ -99,7 +99,9 @@ def claim_scenario(env: RecordEnv, rng, true_claim: bool) -> Scenario:
             "drop_required_call": [*asks, *steps, done],
             "swap_calls": [*asks, *steps, read, done],
             "wrong_argument": [kit.read_call(wrong_target), *asks, *wrong_steps, done],
-            "forbidden_extra_call": [read, *asks, *steps, *wrong_steps, done],
+            # the extra write made outright: asked to confirm a write they never wanted, the user ends the episode
+            # before it is made, and the mutant would be the oracle
+            "forbidden_extra_call": [read, *asks, *steps, call(write, **dict(args, **{key: wrong_target})), done],
             "text_only": [done],
             "trusts_claim": [*asks, *steps, done],
             "ignores_record": [read, doubted],  # refuses a claim the record bears out

@@ -11,11 +11,12 @@ from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.language.sentences import sentences
 from trace_envs.checks.trace import parse_result
 from trace_envs.language.patterns import words_regex
-from trace_envs.language.words import verb_synonyms
+from trace_envs.language.words import tool_words, verb_synonyms
 from trace_envs.families.conditional_request.task import value_words
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.mining.gates import rules_gate
 from trace_envs.runtime.phrases import path_words
+from trace_envs.trajectories.kinds import kind_from_name
 from trace_envs.trajectories.results import ResultIndex, flatten
 
 MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a split counts as the runs' own
@@ -52,6 +53,73 @@ def branch_split(index: ResultIndex, read: str, write: str, alt: str, key: str, 
     return best
 
 
+def named_value(run: Any, values: list[Any]) -> str | None:
+    """The one value of `values` (a field's values) a user's "if" clause names: `locked` in "If its term phase is
+    locked, drop it". Users who ask the same conditional name different values ("if it is locked", "if it is
+    graded"), so the value that selects a branch is the run's own, not the domain's. None when no clause names
+    exactly one."""
+    words = {str(v): re.compile(r"(?<![\w/-])" + re.escape(str(v).replace("_", " ")) + r"(?![\w/-])", re.I)
+             for v in values if isinstance(v, str) and v.strip()}
+    found: set[str] = set()
+    for m in run.messages:
+        text = m.get("content") if m.get("role") == "user" else None
+        if not isinstance(text, str):
+            continue
+        for s in sentences(text):
+            plain = _NO_CONDITION.sub(" ", s.replace("_", " "))
+            for cond in _IF.finditer(plain):
+                clause = re.split(r"[,;:]", plain[cond.end():], maxsplit=1)[0]
+                found |= {v for v, rx in words.items() if rx.search(clause)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _branch_seen(run: Any, read: str, write: str, alt: str, field: str) -> tuple[Any, str | None]:
+    """The value of `field` the last `read` before the first of the two writes returned, and that write."""
+    seen: Any = None
+    for c in run.agent_calls:
+        if c.error:
+            continue
+        if c.name == read:
+            parsed = parse_result(c.result) if c.result else None
+            seen = (flatten(parsed) if isinstance(parsed, dict) else {}).get(field, seen)
+        elif c.name in (write, alt):
+            return seen, c.name
+    return seen, None
+
+
+def named_split(index: ResultIndex, runs: list[Any], read: str, write: str, alt: str
+                ) -> tuple[str, list[str], list[str], int, bool] | None:
+    """When users name the condition's value themselves: the enum field of `read`'s records whose value, in passed
+    runs, equals the value the user named exactly when one of the writes was made (and differs when the other was):
+    (field, [the value named most often], the field's other values, support, whether `alt` is the write a match
+    selects). None when no field splits the passed runs that way with MIN_SUPPORT on each side and no exception."""
+    best = None
+    for path, seen_values in sorted(index.enum_fields(read).items()):
+        values = [v for v in seen_values if isinstance(v, str)]
+        if len(values) < 2:
+            continue
+        sides: Counter = Counter()
+        named_by: Counter = Counter()
+        for run in runs:
+            if not run.success:
+                continue
+            named = named_value(run, values)
+            seen, made = _branch_seen(run, read, write, alt, path) if named else (None, None)
+            if made is None or seen is None:
+                continue
+            sides[(str(seen) == named, made == write)] += 1
+            named_by[named] += 1
+        for match_is_write in (True, False):
+            agree = sides[(True, match_is_write)], sides[(False, not match_is_write)]
+            if min(agree) < MIN_SUPPORT or sides[(True, not match_is_write)] or sides[(False, match_is_write)]:
+                continue
+            top = sorted(named_by, key=lambda v: (-named_by[v], v))[0]
+            others = sorted(v for v in values if v != top)
+            if best is None or min(agree) > best[3]:
+                best = (path, [top], others, min(agree), not match_is_write)
+    return best
+
+
 def _asked(runs: list[Any], write: str, alt: str, values: list[str]) -> bool:
     """Whether users of at least MIN_CONDITIONAL_RUNS runs state a conditional over the two writes, and runs that
     state one make each of them (a write no conditional run makes is no branch of one)."""
@@ -69,12 +137,20 @@ def _allowed(rules: Any, write: str, index: ResultIndex, read: str, field: str, 
     return [v for v in values if str(v) in map(str, gate["allowed"])] if gate and gate["field"] == field else values
 
 
+def action_words(tool: str) -> tuple[str, ...]:
+    """Words a user asking for `tool`'s action uses: the synonyms of the verb its name holds, wherever it stands
+    (`cancel_hold`, `hold_cancel`, `holds.cancel`); a name whose verb no list knows (`policies.pause`) offers all
+    its words."""
+    found = kind_from_name(tool)
+    return verb_synonyms(found[1]) if found and found[0] == "write" else tuple(tool_words(tool))
+
+
 def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> bool:
     """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
     of one of `writes` either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
     after an "if" clause in it or the sentence before ("can you check if it's shipped yet?" counts as that clause),
     or is an "if" sentence naming one of the branch `values` ("If my line is suspended, restore it")."""
-    actions = words_regex(tuple(v for w in writes for v in verb_synonyms(w)))
+    actions = words_regex(tuple(v for w in writes for v in action_words(w)))
     named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
         if values else None
     for m in run.messages:
@@ -119,6 +195,9 @@ def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None
         return "NA"
     if seen is None:  # a branch taken without looking the fact up: right or wrong, by chance
         return "LACKING"
+    named = named_value(view.run, [*values, *others])
+    if named is not None:  # the user named the value that selects `write`: any other selects `alt`
+        values, others = [named], [v for v in [*values, *others] if v != named]
     chosen = write if str(seen) in map(str, values) else alt if str(seen) in map(str, others) else None
     if chosen is None:
         return "NA"
@@ -138,7 +217,7 @@ def _read_before_branch(read: str, write: str, alt: str, key: str | None) -> Che
 
 def _short(tool: str) -> str:
     """`cancel_pending_order` -> `cancel_order`, `return_delivered_order_items` -> `return_items`: verb and object."""
-    words = tool.split("_")
+    words = re.split(r"[\W_]+", tool)
     return "_".join(words[:1] + words[-1:]) if len(words) > 2 else tool
 
 
@@ -149,9 +228,9 @@ def _slug(value: Any) -> str:
 class ConditionalRequestDetector(Detector):
     task = "conditional_request"
     teaches = ("unwarranted_write",)
-    # the other branch's write is also an unwarranted write; the capability naming the fact and both branches says
-    # what went wrong
-    refines = ("policy_refusal",)
+    # the other branch's write is also an unwarranted write, and one taken without reading the fact is a write made
+    # before its read; the capability naming the fact and both branches says what went wrong
+    refines = ("policy_refusal", "precondition_before_write")
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         read, write, alt, key = args.get("read"), args.get("write"), args.get("alt"), args.get("key")
@@ -229,8 +308,13 @@ class ConditionalRequestDetector(Detector):
                 for i, w in enumerate(after):
                     for alt in after[i + 1:]:
                         split = branch_split(ctx.index, r, w, alt, k, ctx.rules)
+                        first, second = w, alt
+                        if split is None:
+                            named = named_split(ctx.index, ctx.runs, r, w, alt)
+                            if named is not None:
+                                split, (first, second) = named[:4], ((alt, w) if named[4] else (w, alt))
                         if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
-                            found.append((split[3], w, alt, k, split))
+                            found.append((split[3], first, second, k, split))
             for _, w, alt, k, (field, values, others, _) in sorted(found, key=lambda f: (-f[0], f[1:4]))[:MAX_PER_READ]:
                 params = {"field": field, "values": values, "other_values": others}
                 out.append(Proposal(
