@@ -70,12 +70,29 @@ def claims_in(text: str, values: list[Any], forms: dict[Any, str] | None = None)
     forms (`forms[value]`, default the value itself) within three words after an assertion ("I'm a Gold member",
     "has been delayed", "already paid"), with no word between them that makes it a wish ("I'd like to change to
     business")."""
+    forms = forms or {}
+    asked = tuple((v, forms.get(v, v)) for v in values)
+    try:
+        return list(_claims_of(text, tuple((type(v), type(f)) for v, f in asked), asked))
+    except TypeError:  # an unhashable value or form: asked afresh
+        return _claims(text, asked)
+
+
+# Mining asks every user turn about each enum field's values, proposing and then labelling; the types keep True and 1
+# apart.
+@lru_cache(maxsize=16384)
+def _claims_of(text: str, types: tuple[tuple[type, type], ...], asked: tuple[tuple[Any, Any], ...]) -> tuple[Any, ...]:
+    return tuple(_claims(text, asked))
+
+
+def _claims(text: str, asked: tuple[tuple[Any, Any], ...]) -> list[Any]:
+    """The values of `asked` ((value, form) pairs) whose form a sentence of `text` asserts, first asserted first."""
     out = []
     for window in _assertion_windows(text):
-        for v in values:
+        for v, form in asked:
             if v in out:
                 continue
-            n = _first_mention((forms or {}).get(v, v), window)
+            n = _first_mention(form, window)
             if n and not REQUESTS.intersection(window[:n - 1]):
                 out.append(v)
     return out
