@@ -306,10 +306,13 @@ class Grounded(_Clause):
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         seen: list[str] = []
+        unread: list[TraceStep] = []  # results are serialised only when a later call needs them
         total = grounded = 0
         first_miss = ""
         for i, step in enumerate(trace.steps):
             if succeeded(step) and self.call.hits(step, trace, b):
+                seen += [s.result if isinstance(s.result, str) else json.dumps(s.result) for s in unread]
+                unread.clear()
                 total += 1
                 invented = [a for a in self.args if not _appeared(step.arguments.get(a), seen)]
                 grounded += not invented
@@ -320,7 +323,7 @@ class Grounded(_Clause):
             if step.kind == "user" and step.text:
                 seen.append(step.text)
             elif succeeded(step) and step.result is not None:
-                seen.append(step.result if isinstance(step.result, str) else json.dumps(step.result))
+                unread.append(step)
         if not total:
             return 0.0, f"not met: {_no_call(self.call, trace, b)}"
         return _verdict(grounded / total, f"{grounded} of {total} calls grounded; {first_miss}", first_miss)

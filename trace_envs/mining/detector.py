@@ -221,7 +221,8 @@ def all_detectors() -> dict[str, Detector]:
 
 def get_detector(name: str) -> Detector:
     """The detector registered as `name`; `FamilyError` naming the registered ones otherwise."""
-    found = all_detectors().get(name)
+    _load_builtin()
+    found = _DETECTORS.get(name)
     if found is None:
         raise FamilyError(f"unknown detector {name!r}; registered detectors: {', '.join(sorted(_DETECTORS)) or 'none'}")
     return found

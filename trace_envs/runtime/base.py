@@ -354,7 +354,10 @@ class TraceEnv(gym.Env[str, str]):
             tool = self._tools.get(name)
             text = result_text(result, error, tool.result_style if tool is not None else "json")
             outputs.append((cid, name, text))
-            self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
+            # every field is set and of its type here (the arguments parsed to a dict, the error a bool): validating
+            # them again was a tenth of a step
+            self._steps.append(TraceStep.model_construct(kind="call", name=name, arguments=args, result=result,
+                                                         error=error))
             self.user.observe_call(name, args, ok=not error, kind=self._kinds.get(name))
             if not error and name in self.terminal_tools:
                 self.done = True

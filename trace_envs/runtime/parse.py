@@ -49,6 +49,8 @@ def clean_text(action: Any) -> str:
             action = str(action)
     if len(action) > MAX_ACTION_CHARS:
         action = action[:MAX_ACTION_CHARS]
+    if action.isascii():  # nothing to replace: only a lone surrogate fails to encode
+        return action
     return action.encode("utf-8", errors="replace").decode("utf-8")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
@@ -49,12 +50,23 @@ def asks_about(texts: list[str], path: str) -> bool:
     """Whether one of the user's `texts` holds a question (see QUESTION) that asks for the field at `path`: its
     words after "the", a question word ("what", "which", "how much", ...) or "my <word>" ("the status of my order",
     "what date", "my flight date"), never right after "my" ("my name and zip code" hands them over)."""
-    asked = re.compile(
+    asked = _asking(path)
+    return any(asked.search(s) for t in texts for s in _questions(t))
+
+
+@lru_cache(maxsize=1024)  # one per field the miner tries: every read result's askable leaf
+def _asking(path: str) -> re.Pattern[str]:
+    return re.compile(
         rf"\b(?:(?:the|what|what's|whats|which|how much|how many|when|is|are)\s+(?:\w+\s+){{0,2}}"
         rf"|my\s+(?!and\b|or\b)\w+\s+){_field_pattern(path)}s?\b",
         re.IGNORECASE,
     )
-    return any(asked.search(s) and QUESTION.search(s) for t in texts for s in sentences(t))
+
+
+@lru_cache(maxsize=8192)  # every user turn is searched once per field of every read the miner tries
+def _questions(text: str) -> tuple[str, ...]:
+    """The sentences of `text` that are questions (see QUESTION)."""
+    return tuple(s for s in sentences(text) if QUESTION.search(s))
 
 
 def askable(path: str, key: str, record: Any = None) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
@@ -30,6 +31,8 @@ REQUESTS = frozenset({"want", "wants", "like", "need", "change", "changing", "up
                       "prefer", "to", "into", "would", "could", "please", "if", "not", "never", "become", "make"})
 _WORD = re.compile(r"[\w'-]+")
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in case|when)\b")
+_ASSERTS = re.compile(rf"\b{ASSERTS}\b")
+_CLAUSE_BREAK = re.compile(r"[,;:]")
 
 
 def _whose(key: str) -> str:
@@ -67,24 +70,66 @@ def claims_in(text: str, values: list[Any], forms: dict[Any, str] | None = None)
     forms (`forms[value]`, default the value itself) within three words after an assertion ("I'm a Gold member",
     "has been delayed", "already paid"), with no word between them that makes it a wish ("I'd like to change to
     business")."""
+    forms = forms or {}
+    asked = tuple((v, forms.get(v, v)) for v in values)
+    try:
+        return list(_claims_of(text, tuple((type(v), type(f)) for v, f in asked), asked))
+    except TypeError:  # an unhashable value or form: asked afresh
+        return _claims(text, asked)
+
+
+# Mining asks every user turn about each enum field's values, proposing and then labelling; the types keep True and 1
+# apart.
+@lru_cache(maxsize=16384)
+def _claims_of(text: str, types: tuple[tuple[type, type], ...], asked: tuple[tuple[Any, Any], ...]) -> tuple[Any, ...]:
+    return tuple(_claims(text, asked))
+
+
+def _claims(text: str, asked: tuple[tuple[Any, Any], ...]) -> list[Any]:
+    """The values of `asked` ((value, form) pairs) whose form a sentence of `text` asserts, first asserted first."""
+    out = []
+    for window in _assertion_windows(text):
+        for v, form in asked:
+            if v in out:
+                continue
+            n = _first_mention(form, window)
+            if n and not REQUESTS.intersection(window[:n - 1]):
+                out.append(v)
+    return out
+
+
+@lru_cache(maxsize=8192)  # mining asks this of every user turn once per enum field of every read it proposes from
+def _assertion_windows(text: str) -> tuple[tuple[str, ...], ...]:
+    """The (up to four) words after each assertion in `text`'s sentences that are neither questions nor suppositions,
+    in the order they are said."""
     out = []
     for s in sentences(text):
         if s.rstrip().endswith("?"):
             continue
         low = s.lower()
-        for m in re.finditer(rf"\b{ASSERTS}\b", low):
-            if _CONDITIONAL.search(re.split(r"[,;:]", low[:m.start()])[-1]):
+        for m in _ASSERTS.finditer(low):
+            if _CONDITIONAL.search(_CLAUSE_BREAK.split(low[:m.start()])[-1]):
                 continue  # "if my line is suspended, restore it" supposes the value, it does not claim it
-            window = _WORD.findall(low[m.end():])[:4]
-            for v in values:
-                if v in out:
-                    continue
-                for n in range(1, len(window) + 1):
-                    if text_mentions((forms or {}).get(v, v), " ".join(window[:n])):
-                        if not REQUESTS.intersection(window[:n - 1]):
-                            out.append(v)
-                        break
-    return out
+            out.append(tuple(_WORD.findall(low[m.end():])[:4]))
+    return tuple(out)
+
+
+def _first_mention(form: Any, window: tuple[str, ...]) -> int:
+    """How many of `window`'s first words it takes to state `form` (0: none do)."""
+    if isinstance(form, (str, int, float, bool)):
+        return _first_scalar_mention(form, window)
+    return _words_to_state(form, window)
+
+
+# A few words after an assertion recur across runs, and every enum field's values are tried on them; typed, as True
+# and 1 are not the same form.
+@lru_cache(maxsize=65536, typed=True)
+def _first_scalar_mention(form: str | int | float | bool, window: tuple[str, ...]) -> int:
+    return _words_to_state(form, window)
+
+
+def _words_to_state(form: Any, window: tuple[str, ...]) -> int:
+    return next((n for n in range(1, len(window) + 1) if text_mentions(form, " ".join(window[:n]))), 0)
 
 
 def user_claims(run: Any, values: list[Any], before: int | None = None, forms: dict[Any, str] | None = None
