@@ -72,7 +72,7 @@ def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
     caps = [c["name"] for c in json.loads((out / "mine" / "capabilities.json").read_text())[:2]]
     lengths = []
     for name in caps:
-        assert f"[grpo] trace/{name}: 1 steps of 2 rollouts (model tiny)" in console
+        assert f"[grpo] trace/{name}: 1 steps of 2 rollouts, 1 hinted per group (model tiny)" in console
         assert (out / "adapters" / name / "adapter_config.json").is_file()
         rows = [json.loads(line) for line in (out / "adapters" / f"{name}.metrics.jsonl").read_text().splitlines()]
         assert {r["phase"] for r in rows} == {"sft", "grpo"}
