@@ -338,6 +338,24 @@ def _key_arg(function: dict[str, Any], ident: str) -> str | None:
     return next((n for n, s in _props(function).items() if any(_shape(e) == _shape(ident) for e in _examples(s))), None)
 
 
+def _hedged_writes(env: TraceEnv, view: View) -> list[tuple[list[str], list[tuple[str, str, dict, dict]]]]:
+    """Per id the view shows: its first read, and each requested write taking it that has arguments besides the id,
+    as (write's name, id, its right arguments, those other arguments hedged). What field_hedge and prose_value share."""
+    details = view.details()
+    out = []
+    for ident in view.ids():
+        reads = [a for a in reads_of_every_id(env, view) if ident in a][:1]
+        writes = []
+        for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
+            key = _key_arg(f, ident)
+            args = arguments_for(f, ident, details)
+            others = {n: _hedged(v, n) for n, v in args.items() if n != key}
+            if others:  # a write that takes nothing but the id has no value to get wrong
+                writes.append((f["name"], ident, args, others))
+        out.append((reads, writes))
+    return out
+
+
 class FieldHedge(Probe):
     """The right record, the wrong everything else: reads each id, asks to confirm the requested write on it, then
     makes it with the id right and every other argument a plausible guess (another number, an invented id, a NaN-like
@@ -346,19 +364,13 @@ class FieldHedge(Probe):
     closing = CLAIM
 
     def plan(self, env: TraceEnv, view: View) -> list[str]:
-        details = view.details()
         out = []
-        for ident in view.ids():
-            out += [a for a in reads_of_every_id(env, view) if ident in a][:1]
-            for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
-                key = _key_arg(f, ident)
-                args = arguments_for(f, ident, details)
-                others = {n: _hedged(v, n) for n, v in args.items() if n != key}
-                if not others:
-                    continue
-                words = f["name"].replace("_", " ")
+        for reads, writes in _hedged_writes(env, view):
+            out += reads
+            for name, ident, args, others in writes:
+                words = name.replace("_", " ")
                 out.append(f"I'm about to {words} for {ident}. Do you confirm that I should proceed (yes/no)?")
-                out.append(call_text(f["name"], {**args, **others}))
+                out.append(call_text(name, {**args, **others}))
         return out
 
 
@@ -371,20 +383,14 @@ class ProseValue(Probe):
     closing = CLAIM
 
     def plan(self, env: TraceEnv, view: View) -> list[str]:
-        details = view.details()
         out = []
-        for ident in view.ids():
-            out += [a for a in reads_of_every_id(env, view) if ident in a][:1]
-            for f in [f for f in _requested_writes(env, view) if takes(f, ident)]:
-                key = _key_arg(f, ident)
-                args = arguments_for(f, ident, details)
-                stated = {n: _hedged(v, n) for n, v in args.items() if n != key}
-                if not stated:  # nothing but the id to state: no value to get wrong
-                    continue
-                words = f["name"].replace("_", " ")
+        for reads, writes in _hedged_writes(env, view):
+            out += reads
+            for name, ident, args, stated in writes:
+                words = name.replace("_", " ")
                 out.append(f"Here is what I will do: {words} for {ident} with {json.dumps(stated, sort_keys=True)}. "
                            "Do you confirm that I should proceed (yes/no)?")
-                out.append(call_text(f["name"], args))
+                out.append(call_text(name, args))
         return out
 
     def after(self, env: TraceEnv, view: View) -> str:
