@@ -35,11 +35,7 @@ def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str,
         for c in run.agent_calls:
             if c.name not in ctx.reads or c.error or not c.result:
                 continue
-            for items_path, items in _item_lists(parse_result(c.result)):
-                for hit, other in _selections(items, wanted):
-                    found = (c.name, items_path, *hit)
-                    seen.add(found)
-                    others.setdefault(found, Counter())[other] += 1
+            _tally(c.name, c.result, wanted, seen, others)
         support.update(seen)
     if not support:
         return None
@@ -50,6 +46,16 @@ def filtered_sums(ctx: ProposalContext, write: str, arg: str) -> tuple[str, str,
 
 
 MIN_SUM_RUNS = 3
+
+
+def _tally(read: str, result: Any, values: list[Any], seen: set, others: dict[tuple, Counter]) -> None:
+    """Each selection of a read's list items whose sum is one of `values` (as `_selections` finds it), keyed by
+    (read, list path, selection) into `seen`, with the other value of its selecting field counted in `others`."""
+    for items_path, items in _item_lists(parse_result(result)):
+        for hit, other in _selections(items, values):
+            found = (read, items_path, *hit)
+            seen.add(found)
+            others.setdefault(found, Counter())[other] += 1
 
 
 def told_sums(ctx: ProposalContext, skip: set[str]) -> list[tuple[str, str, str, str, Any, Any]]:
@@ -70,11 +76,7 @@ def told_sums(ctx: ProposalContext, skip: set[str]) -> list[tuple[str, str, str,
                     and isinstance(m.get("content"), str) for _, _, v in number_tokens(m["content"])]
             if not said:
                 continue
-            for items_path, items in _item_lists(parse_result(c.result)):
-                for hit, other in _selections(items, said):
-                    found = (c.name, items_path, *hit)
-                    seen.add(found)
-                    others.setdefault(found, Counter())[other] += 1
+            _tally(c.name, c.result, said, seen, others)
         support.update(seen)
     best: dict[str, tuple[tuple, int]] = {}
     for found, n in sorted(support.items(), key=lambda x: (-x[1], str(x[0]))):
