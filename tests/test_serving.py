@@ -167,7 +167,8 @@ def test_malformed_requests_get_errors_not_a_crash(server):
 @pytest.mark.parametrize("args, says", [
     (["trace/no_such_env"], "error: unknown env"),
     ([ENV, "--idle-timeout", "-1"], "error: --idle-timeout must be 0 (never) or a positive number"),
-    ([ENV, "--max-body", "100"], "error: --idle-timeout must be 0 (never) or a positive number of seconds, --max-body"),
+    ([ENV, "--max-body", "100"], "error: --idle-timeout must be 0 (never) or a positive number of seconds, --capacity-wait at least 0, "
+                                   "--max-body at least 1024"),
 ], ids=["unknown env", "negative idle timeout", "tiny body limit"])
 def test_bad_arguments_are_one_error_line(args, says):
     res = subprocess.run([sys.executable, "-m", "trace_envs", "serve", *args], capture_output=True, text=True,

@@ -178,8 +178,14 @@ def get_task(name: str) -> Task:
 
 
 def hint_of(spec: Any) -> str:
-    """The spec's own hint when its author wrote one, else the one its family writes from its params."""
-    return spec.hint or get_task(spec.family).hint(spec)
+    """The spec's own hint when its author wrote one, else the one its family writes from its params; none for a
+    hand-built spec that does not fill the roles its family's hint names (its author can still write one)."""
+    if spec.hint:
+        return spec.hint
+    task = get_task(spec.family)
+    if not set(task.roles) <= set(spec.roles or {}):
+        return ""
+    return task.hint(spec)
 
 
 def all_tasks() -> dict[str, Task]:
