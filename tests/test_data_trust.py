@@ -110,6 +110,22 @@ def test_expected_actions_of_other_tasks_are_set_aside(tmp_path):
 
 
 @needs_data
+def test_expected_action_lists_empty_on_every_task_are_set_aside(tmp_path):
+    """The real tau-bench file written by a converter that fills every task's `actions` with []: passed runs write,
+    yet no task expects anything; the lists are set aside (as for a source without them) and the file named."""
+    doc = json.loads(TAU.read_text())
+    for r in doc:
+        r["info"]["task"]["actions"] = []
+    path = tmp_path / "airline_empty_actions.json"
+    path.write_text(json.dumps(doc))
+    runs = load_runs([path]).runs
+    [finding] = audit(runs)
+    assert finding.kind == "expected_actions_all_empty" and finding.file == str(path)
+    assert finding.total == len({r.task_id for r in runs}) and "every expected-action list" in finding.message
+    assert all(r.ground_truth is None for r in set_aside(runs, [finding]))
+
+
+@needs_data
 @pytest.mark.parametrize("path", [TAU, RETAIL.parent, TELECOM])
 def test_the_real_files_check_out(path):
     runs = load_runs([path]).runs

@@ -10,6 +10,9 @@ Two checks, per file:
   actions, made by its successful calls with their arguments). When on most tasks of a file the passed runs make
   fewer than half of them, the expected actions are not this file's: they are set aside (`set_aside`), and the runs
   are read without them, as a source without expected actions is.
+- **no task expects anything**: every run of a file carries an expected-action list and every list is empty. A
+  benchmark's tasks expect writes somewhere; an empty list on every task is a converter's placeholder, not a claim
+  that no task needs a write. Set aside the same way (the passed runs then stand in for them).
 
 `TrustAudit` takes runs one at a time (so that `inspect` can stream); `audit` and `set_aside` work on a list.
 """
@@ -36,7 +39,7 @@ class TrustFinding(BaseModel):
     """One file whose expected actions do not check out, and what was done about it."""
 
     file: str
-    kind: Literal["graded_on_another_task", "expected_actions_not_made"]
+    kind: Literal["graded_on_another_task", "expected_actions_not_made", "expected_actions_all_empty"]
     affected: int
     total: int
     example: str = ""
@@ -52,6 +55,10 @@ class TrustFinding(BaseModel):
             return (f"{name}: {self.affected} of {self.total} simulations ({self.share:.0%}) name a task_id whose "
                     f"expected actions are not the ones they were graded on (reward_info.action_checks; "
                     f"{self.example}): each is read as the task whose actions it was graded on")
+        if self.kind == "expected_actions_all_empty":
+            return (f"{name}: every expected-action list of its {self.total} tasks is empty, though their runs make "
+                    "calls: the lists say nothing; they are set aside and the runs read without them (expected "
+                    "actions inferred from the passed runs)")
         return (f"{name}: on {self.affected} of {self.total} tasks ({self.share:.0%}) the passed runs do not make "
                 f"their expected actions ({self.example}): the expected actions are not this file's; they are set "
                 "aside and the runs read without them")
@@ -77,6 +84,9 @@ class _File:
         self.regraded = 0
         self.example = ""
         self.passed: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # task -> [passed runs, of them made theirs]
+        self.listed: set[str] = set()  # tasks whose runs carry an expected-action list
+        self.any_expected = False  # any of those lists names an agent action
+        self.calls = False  # any run makes a call
 
 
 class TrustAudit:
@@ -93,6 +103,10 @@ class TrustAudit:
             if not f.example:
                 graded = ", ".join(run.meta.get("graded_actions") or [])
                 f.example = f'task {run.meta["task_id_in_file"]} graded with {graded or "other actions"}'
+        if run.ground_truth is not None:
+            f.listed.add(run.task_id)
+            f.any_expected = f.any_expected or any(g.requestor == "agent" for g in run.ground_truth)
+        f.calls = f.calls or bool(run.agent_calls)
         if run.success and run.ground_truth is not None:
             share = made_share(run)
             if share is not None:
@@ -111,6 +125,9 @@ class TrustAudit:
                 runs = sum(f.passed[t][0] for t in not_made)
                 out.append(TrustFinding(file=file, kind="expected_actions_not_made", affected=len(not_made),
                                         total=len(f.passed), example=f"{runs} passed runs, e.g. task {not_made[0]}"))
+            elif len(f.listed) >= MIN_TASKS and not f.any_expected and f.calls:
+                out.append(TrustFinding(file=file, kind="expected_actions_all_empty", affected=len(f.listed),
+                                        total=len(f.listed)))
         return out
 
 
@@ -125,7 +142,7 @@ def audit(runs: Iterable[Run]) -> list[TrustFinding]:
 def set_aside(runs: list[Run], findings: list[TrustFinding]) -> list[Run]:
     """`runs` with the expected actions of the files whose passed runs do not make them set aside (None), each such run
     noting why in `meta["expected_actions_set_aside"]`; the other runs as they are."""
-    files = {f.file: f.message for f in findings if f.kind == "expected_actions_not_made"}
+    files = {f.file: f.message for f in findings if f.kind != "graded_on_another_task"}
     if not files:
         return runs
     return [r.model_copy(update={"ground_truth": None, "meta": {**r.meta, "expected_actions_set_aside": files[key]}})
