@@ -205,4 +205,11 @@ def test_the_new_probes_earn_nothing_where_their_values_are_checked(probe):
     for name in ("helpdesk_pay_open_invoices", "airline_confirm_before_baggage_update",
                  "helpdesk_enable_autopay_then_retry", "retail_cancel_if_pending_else_return"):
         env = _env(name)
-        assert max(run_policy(env, probe_policy(probe), seed)[0] for seed in range(10)) == 0.0, name
+        earned = [run_policy(env, probe_policy(probe), seed)[0] for seed in range(10)]
+        if probe == "prose_value" and name == "retail_cancel_if_pending_else_return":
+            # Its check pays no confirmation: a misstated question costs nothing, and the probe is judged as a
+            # decision (validation.md), earning on a seed exactly what always making the requested write earns.
+            always = [run_policy(env, probe_policy("always_write"), seed)[0] for seed in range(10)]
+            assert earned == always, name
+            continue
+        assert max(earned) == 0.0, name

@@ -81,7 +81,8 @@ class RecordSource:
         self.pool = pool or [{}]
         self.owner_field = owner_field(spec)
         owners = [v for r in self.pool for v in values_at(r, self.owner_field or "") if isinstance(v, str)]
-        self.owner = like_id(owners[0], rng) if owners else None
+        # the scenario's user is any of the real owners (a fresh id in its shape), not always the first one's twin
+        self.owner = like_id(owners[int(rng.integers(len(owners)))], rng) if owners else None
         keys = [r[key] for r in self.pool if isinstance(r.get(key), str)]
         self.example, self.mask = key_example(spec, key), fixed_positions(keys)
         self.issued: set[str] = set()
