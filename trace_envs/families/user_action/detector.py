@@ -14,7 +14,7 @@ from trace_envs.checks.clauses import (
     Check,
 )
 from trace_envs.language.words import tool_words
-from trace_envs.families.user_action.task import user_action_words
+from trace_envs.families.user_action.task import USER_VERBS, user_action_words
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.language.instructions import names_action
@@ -179,30 +179,47 @@ def spoken_action(change: UserChange, tool: str | None) -> dict[str, Any]:
     """How the agents that got the user to act named the action, learned from what they said before it: the
     sentences naming the field (or the user's tool), their asking verb ("please open ..."), the field's words they
     used, and the clause they asked for; with the user's most common report. Empty when no sentence names it."""
-    words = [w for w in _field_words(change.path) if w not in _GENERIC and len(w) > 2]
-    if tool:
-        words += [w for w in tool_words(tool)[1:] if w not in _GENERIC and len(w) > 2 and w not in words]
+    # the field's words name the object; the tool's only where the field's are never said (a noun-first tool name
+    # would lend its verb as an object: app_notifications_allow)
+    found = _spoken(change, [w for w in _field_words(change.path) if w not in _GENERIC and len(w) > 2])
+    if not found and tool:
+        found = _spoken(change, [w for w in tool_words(tool)[1:] if w not in _GENERIC and len(w) > 2])
+    return found
+
+
+def _spoken(change: UserChange, words: list[str]) -> dict[str, Any]:
     verbs: Counter = Counter()
     objects: Counter = Counter()
     clauses: Counter = Counter()
     for text in change.asked:
-        for sentence in SENTENCE_END.split(text.lower()):
+        for said in SENTENCE_END.split(text):
+            sentence = said.lower()
             named = [w for w in words if re.search(rf"\b{re.escape(w)}", sentence)]
             m = _ASK.search(sentence)
-            if not named or m is None:
+            if not named or m is None or len(sentence) != len(said):
                 continue
-            verbs[m.group(1)] += 1
+            # the clause as said (names keep their case), up to where the agent asks to hear back
+            clause = re.split(r",? and (?:tell|let) me\b", said[m.start(1):])[0]
+            clauses[clause.rstrip(" .!,")] += 1
+            # its verbs: the one asked for and each joined to it ("open your app and scan the code")
+            for verb in [m.group(1), *re.findall(r"\b(?:and|then)\s+([a-z]+)", clause.lower())]:
+                if verb not in _NOT_VERBS:
+                    verbs[verb] += 1
             objects.update(named)
-            clauses[sentence[m.start(1):].split(", and tell")[0].split(" and let me know")[0].rstrip(" .!,")] += 1
     if not verbs:
         return {}
-    out: dict[str, Any] = {"verbs": [v for v, _ in verbs.most_common(3)], "objects": [o for o, _ in objects.most_common()],
+    said_verbs = [v for v, _ in verbs.most_common(4)]
+    # and how else people say them ("allow" -> "enable", "turn on"): an agent need not echo the runs' words
+    alike = [w for v in said_verbs for head, same in USER_VERBS.items() if v == head or v in same for w in (head, *same)]
+    out: dict[str, Any] = {"verbs": list(dict.fromkeys([*said_verbs, *alike])),
+                           "objects": [o for o, _ in objects.most_common()],
                            "say": clauses.most_common(1)[0][0][:200]}
     if change.reports:
         out["report"] = change.reports.most_common(1)[0][0][:300]
     return out
 
 
+_NOT_VERBS = {"the", "a", "an", "your", "my", "it", "then", "tell", "let", "i", "we", "you", "that", "this", "also"}
 _GENERIC = {"status", "state", "setting", "settings", "enabled", "the", "app", "mode", "is", "has", "flag"}
 
 
@@ -343,11 +360,9 @@ class UserSideActionDetector(Detector):
             write = _instead(ctx, ch.read, ch.path, pair[0], key)
             if write is None:
                 continue
-            verbs, objects = user_action_words(tool) if tool else ((), ())
             setting: dict[str, Any] = {"field": ch.path, "bad": pair[0], "good": pair[1]}
-            if spoken:
-                setting.update(verbs=list(dict.fromkeys([*spoken["verbs"], *verbs])),
-                               objects=list(dict.fromkeys([*spoken["objects"], *objects])), say=spoken["say"])
+            if spoken:  # as the agents said it (a tool's name may not: app_notifications_allow)
+                setting.update(verbs=spoken["verbs"], objects=spoken["objects"], say=spoken["say"])
                 if "report" in spoken:
                     setting["report"] = spoken["report"]
             name = tool or slug(f"{spoken['verbs'][0]}_{'_'.join(_field_words(ch.path))}")

@@ -47,6 +47,7 @@ up as the tasks' expected user actions list them. The check is the same, with th
 from __future__ import annotations
 
 import copy
+import re
 import json
 from typing import Any
 
@@ -345,7 +346,7 @@ class UserActionEnv(RecordEnv):
             raise ScenarioError(f"no record of {read} has both {fix.field} and {fine.field}" if fine is not None
                                 else f"no record of {read} has {fix.field}")
         target = str(record[key])
-        label = key.replace("_", " ")
+        label = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").lower()  # customerId -> customer id
         state = new_state({target: record})
         state["user_record"] = target
         look = call(read, **{key: target})
