@@ -20,7 +20,9 @@ from trace_envs.datasets.planted import (
     match_deficit,
 )
 from trace_envs.mining.detector import get_detector
-from trace_envs.generate.policies import run_actions, run_policy
+from trace_envs.envs_loader import env_class, import_module_from
+from trace_envs.generate.policies import run_actions, run_policy, run_scripted
+from trace_envs.generate.publish import MODULE_FILE
 from trace_envs.generate.publish import generate_one
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.runtime.world import call
@@ -553,3 +555,59 @@ def test_real_agent_sentences_move_the_telecom_user_as_they_ask(telecom_env, tex
     assert check.tool == NETWORK and check.repeat
     assert [a.tool for a in fixes if names_action(text, a.verbs, a.objects)] == toggles
     assert names_action(text, check.verbs, check.objects) is checks
+
+
+# ---- one user-side fix, learned from the runs (randomized planted domains: the user's action as a call or as words) --
+def _one_fix_candidate(source_format: str, tmp_path):
+    """A randomized domain of `source_format` with a user_side_action deficit, its runs as loaded, and the one-fix
+    candidate the offline proposer makes over its status read."""
+    from trace_envs.datasets.randomized import random_domain
+    from trace_envs.datasets.randomized.axes import draw_axes, draw_families
+
+    seed = next(s for s in range(30) if draw_axes(s)["source_format"] == source_format
+                and "user_side_action" in draw_families(s))
+    dom = random_domain(seed)
+    deficit = next(d for d in dom.deficits.values() if d.family == FAMILY)
+    made = dom.runs()
+    runs = load_runs([str(dom.write_runs(made, tmp_path))]).runs
+    def said(r):  # a run's words and calls, the same however the format wrote it
+        return (tuple(m["content"] for m in r.messages if m.get("role") == "user" and isinstance(m.get("content"), str)),
+                tuple((c.name, json.dumps(c.arguments, sort_keys=True)) for c in r.agent_calls))
+
+    truth = {said(m): deficit.name in m.meta["planted"]["deficits"] for m in made}
+    planted = {r.run_id for r in runs if truth[said(r)]}
+    profile = build_profile(runs)
+    found = [c for c in propose_offline(profile, runs) if c.spec.family == FAMILY]
+    assert [c.spec.roles["read"] for c in found] == [deficit.tools[0]]
+    return deficit, runs, profile, found[0], planted
+
+
+def _lazy_claims(env, rng, turn):
+    """Reads the status, then claims the problem is fixed without the user doing anything."""
+    key = env.SPEC.roles["key"]
+    target = env.scenario.bindings["target"]
+    if turn == 1:
+        return call(env.SPEC.roles["read"], **{key: target})
+    return "I've taken care of it on our side, so it should work again now. Have a nice day!"
+
+
+@pytest.mark.parametrize("source_format", ["openai-jsonl", "toolsandbox"])
+def test_one_user_side_fix_is_recovered_from_planted_runs(source_format, tmp_path):
+    deficit, runs, profile, cand, planted = _one_fix_candidate(source_format, tmp_path)
+    roles, setting = cand.spec.roles, cand.spec.params["settings"][cand.spec.roles["user_tool"]]
+    assert "alt_tool" not in roles and roles["key"] in cand.spec.tool(roles["read"]).properties
+    if source_format == "openai-jsonl":  # the user's own tool shows in the log
+        assert roles["user_tool"] == deficit.tools[1]
+    else:  # only the user's words: the action is named as the agents who got it done named it
+        assert roles["user_tool"] not in {c.name for r in runs for c in r.tool_calls}
+        assert setting["say"] and setting["report"]
+    # the runs that skipped the user's step are the failed runs that planted it, and only those
+    labels = {r.run_id: get_detector(FAMILY).label(RunView(r, profile.kinds), cand.check, cand.args) for r in runs}
+    assert {i for i, v in labels.items() if v == "LACKING"} == planted
+    assert "PRESENT" in labels.values()  # the runs that got the user to act (some failed for other reasons)
+    # its env publishes (oracle 1.0 on every seed, mutants and probes below it) and a lazy agent earns nothing
+    result = generate_one(cand.spec, tmp_path / "gen")
+    assert result.published, result.error or result.report.problems
+    env = env_class(import_module_from(tmp_path / "gen" / cand.spec.name / MODULE_FILE))()
+    assert [run_policy(env, _lazy_claims, seed)[0] for seed in range(10)] == [0.0] * 10
+    assert [run_scripted(env, "oracle", seed)[0] for seed in range(10)] == [1.0] * 10

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from trace_envs.checks.clauses import (
@@ -12,12 +14,14 @@ from trace_envs.checks.clauses import (
     Check,
 )
 from trace_envs.language.words import tool_words
-from trace_envs.families.user_action.task import user_action_words
+from trace_envs.families.user_action.task import USER_VERBS, user_action_words
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.language.instructions import names_action
+from trace_envs.language.sentences import SENTENCE_END
+from trace_envs.mining.propose_offline import slug
 from trace_envs.trajectories.device_text import parse_device_text
-from trace_envs.trajectories.results import ResultIndex
+from trace_envs.trajectories.results import ResultIndex, flatten
 
 
 def _proposal(read: str, rargs: list[str], u: str, alt: str, settings: dict[str, dict[str, Any]],
@@ -84,9 +88,190 @@ def settings_from_profile(profile: Any, read: str, tools: list[str]) -> dict[str
     return out
 
 
+MIN_RUNS = 2  # runs that must show the same change before it counts as the user's own action
+MIN_SHARE = 0.8  # of the changes seen on a field, the share the most common (bad -> good) pair must hold
+_ASK = re.compile(r"\b(?:please|kindly|need you to|you'll need to|you need to|could you|can you)\s+"
+                  r"(?:please\s+)?(?:go ahead and\s+)?([a-z]+)\b")
+
+
+@dataclass
+class UserChange:
+    """One field of an agent read's record that changed between two reads of the same record while only the user
+    acted in between (a message, or a call of its own tool): a fix on the user's side, seen from the agent's side."""
+
+    read: str
+    path: str
+    pairs: Counter = field(default_factory=Counter)  # (bad, good) as JSON texts -> how many times
+    runs: set[str] = field(default_factory=set)
+    keys: Counter = field(default_factory=Counter)  # the read's argument names
+    user_tools: Counter = field(default_factory=Counter)  # user calls made in between
+    asked: list[str] = field(default_factory=list)  # what the agent said before the user acted
+    reports: Counter = field(default_factory=Counter)  # what the user said once done
+    symptoms: Counter = field(default_factory=Counter)  # the user's last words before the first read
+
+    def pair(self) -> tuple[Any, Any] | None:
+        """The (bad, good) change most runs show, when it holds `MIN_SHARE` of the changes and `MIN_RUNS` runs."""
+        if not self.pairs or len(self.runs) < MIN_RUNS:
+            return None
+        top, n = self.pairs.most_common(1)[0]
+        if n < MIN_RUNS or n < MIN_SHARE * sum(self.pairs.values()):
+            return None
+        bad, good = json.loads(top)
+        return (bad, good) if bad != good and bad not in (None, "") else None
+
+
+def _record(raw: str | None) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def user_changes(runs: list[Any], kinds: dict[str, str]) -> dict[tuple[str, str], UserChange]:
+    """Per (agent read, dotted field): the changes between two successful reads of the same record (same arguments)
+    with no agent call but reads in between and the user acting there (a user message or a successful user call).
+    The agent cannot have made them; the user did, on its side."""
+    out: dict[tuple[str, str], UserChange] = {}
+    for run in runs:
+        msgs = run.messages
+        calls = run.agent_calls
+        reads = [c for c in calls if kinds.get(c.name) == "read" and not c.error and _record(c.result) is not None]
+        acts = [c.message_index for c in calls if kinds.get(c.name) != "read" and not c.error]
+        firsts: set[tuple[str, str]] = set()
+        for i, r1 in enumerate(reads):
+            r2 = next((c for c in reads[i + 1:] if c.name == r1.name and c.arguments == r1.arguments), None)
+            if r2 is None or any(r1.message_index < a < r2.message_index for a in acts):
+                continue
+            span = range(r1.message_index + 1, r2.message_index)
+            said = [j for j in span if msgs[j].get("role") == "user" and isinstance(msgs[j].get("content"), str)]
+            done = [c for c in run.user_calls if r1.message_index < c.message_index < r2.message_index and not c.error]
+            if not said and not done:
+                continue
+            first = min([*said, *(c.message_index for c in done)])
+            before, after = flatten(_record(r1.result)), flatten(_record(r2.result))
+            for path in sorted(before.keys() & after.keys()):
+                if before[path] == after[path] or path in r1.arguments:
+                    continue
+                ch = out.setdefault((r1.name, path), UserChange(r1.name, path))
+                ch.pairs[json.dumps([before[path], after[path]])] += 1
+                ch.runs.add(run.run_id)
+                ch.keys.update(k for k in r1.arguments)
+                ch.user_tools.update({c.name for c in done})
+                ch.asked += [msgs[j]["content"] for j in range(r1.message_index + 1, first)
+                             if msgs[j].get("role") == "assistant" and isinstance(msgs[j].get("content"), str)]
+                ch.reports.update(msgs[j]["content"].strip() for j in said[:1])
+                if (r1.name, path) not in firsts:
+                    firsts.add((r1.name, path))
+                    prior = [m.get("content") for m in msgs[: r1.message_index] if m.get("role") == "user"]
+                    if prior and isinstance(prior[-1], str):
+                        ch.symptoms[prior[-1].strip()] += 1
+    return out
+
+
+def _field_words(path: str) -> list[str]:
+    """The words of a dotted (snake or camel) field: `appNotifications` -> ["app", "notifications"]."""
+    last = path.split(".")[-1]
+    return [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", last).lower()) if w]
+
+
+def spoken_action(change: UserChange, tool: str | None) -> dict[str, Any]:
+    """How the agents that got the user to act named the action, learned from what they said before it: the
+    sentences naming the field (or the user's tool), their asking verb ("please open ..."), the field's words they
+    used, and the clause they asked for; with the user's most common report. Empty when no sentence names it."""
+    # the field's words name the object; the tool's only where the field's are never said (a noun-first tool name
+    # would lend its verb as an object: app_notifications_allow)
+    found = _spoken(change, [w for w in _field_words(change.path) if w not in _GENERIC and len(w) > 2])
+    if not found and tool:
+        found = _spoken(change, [w for w in tool_words(tool)[1:] if w not in _GENERIC and len(w) > 2])
+    return found
+
+
+def _spoken(change: UserChange, words: list[str]) -> dict[str, Any]:
+    verbs: Counter = Counter()
+    objects: Counter = Counter()
+    clauses: Counter = Counter()
+    for text in change.asked:
+        for said in SENTENCE_END.split(text):
+            sentence = said.lower()
+            named = [w for w in words if re.search(rf"\b{re.escape(w)}", sentence)]
+            m = _ASK.search(sentence)
+            if not named or m is None or len(sentence) != len(said):
+                continue
+            # the clause as said (names keep their case), up to where the agent asks to hear back
+            clause = re.split(r",? and (?:tell|let) me\b", said[m.start(1):])[0]
+            clauses[clause.rstrip(" .!,")] += 1
+            # its verbs: the one asked for and each joined to it ("open your app and scan the code")
+            for verb in [m.group(1), *re.findall(r"\b(?:and|then)\s+([a-z]+)", clause.lower())]:
+                if verb not in _NOT_VERBS:
+                    verbs[verb] += 1
+            objects.update(named)
+    if not verbs:
+        return {}
+    said_verbs = [v for v, _ in verbs.most_common(4)]
+    # and how else people say them ("allow" -> "enable", "turn on"): an agent need not echo the runs' words
+    alike = [w for v in said_verbs for head, same in USER_VERBS.items() if v == head or v in same for w in (head, *same)]
+    out: dict[str, Any] = {"verbs": list(dict.fromkeys([*said_verbs, *alike])),
+                           "objects": [o for o, _ in objects.most_common()],
+                           "say": clauses.most_common(1)[0][0][:200]}
+    if change.reports:
+        out["report"] = change.reports.most_common(1)[0][0][:300]
+    return out
+
+
+_NOT_VERBS = {"the", "a", "an", "your", "my", "it", "then", "tell", "let", "i", "we", "you", "that", "this", "also"}
+_GENERIC = {"status", "state", "setting", "settings", "enabled", "the", "app", "mode", "is", "has", "flag"}
+
+
 def _thing_read(read: str) -> str:
     """What a read tool shows, in words ("get_app_status" -> "app"), or "" when its name says nothing more."""
     return " ".join(w for w in tool_words(read)[1:] if w not in ("status", "details", "info", "by", "id", "of"))
+
+
+def _label_change(run: Any, args: dict[str, Any]) -> Label:
+    """NA unless an agent read of `args.read` showed `args.field` at its bad value; then PRESENT when the user did
+    the fix afterwards (a later same read shows it good, or the user called its tool), LACKING when it never
+    happened (the agent did something else, claimed it was done, or left it)."""
+    read, path, bad, good = args["read"], args["field"], args["bad"], args["good"]
+    reads = [c for c in run.agent_calls if c.name == read and not c.error]
+    seen = next((c for c in reads if flatten(_record(c.result)).get(path) == bad), None)
+    if seen is None:
+        return "NA"
+    later = [c for c in reads if c.message_index > seen.message_index and c.arguments == seen.arguments]
+    if any(flatten(_record(c.result)).get(path) == good for c in later):
+        return "PRESENT"
+    tools = set(args.get("tools") or [])
+    if any(c.name in tools and not c.error and c.message_index > seen.message_index for c in run.user_calls):
+        return "PRESENT"
+    return "LACKING"
+
+
+def _instead(ctx: ProposalContext, read: str, path: str, bad: Any, key: str) -> str | None:
+    """The agent write the runs made after `read` showed `path` at `bad` (what the failing agents did instead of
+    getting the user to act, most common first), else one taking the read's `key`: the env offers it as the
+    temptation a careful agent resists."""
+    kinds = {n: t.kind for n, t in ctx.profile.tools.items()}
+    made: Counter = Counter()
+    for run in ctx.runs:
+        seen = next((c for c in run.agent_calls if c.name == read and not c.error
+                     and flatten(_record(c.result)).get(path) == bad), None)
+        if seen is not None:
+            made.update(c.name for c in run.agent_calls
+                        if c.message_index > seen.message_index and kinds.get(c.name) == "write")
+    writes = [w for w, _ in made.most_common()] + [w for w in ctx.writes if key in ctx.args(w)]
+    return next((w for w in writes if key in ctx.args(w)), None)
+
+
+def _symptom(change: UserChange, noun: str) -> str:
+    """The user's complaint as the runs' users said it before the first read: their most common sentence of five
+    words or more that holds no number (no id of theirs), else a plain one."""
+    sentences: Counter = Counter()
+    for text, n in change.symptoms.items():
+        for s in SENTENCE_END.split(text):
+            if len(s.split()) >= 5 and not re.search(r"\d", s):
+                sentences[s.strip()] += n
+    return sentences.most_common(1)[0][0][:300] if sentences else \
+        f"Something on my {noun} stopped working. Can you help me fix it?"
 
 
 def _acted(user_tool: str) -> Check:
@@ -99,9 +284,12 @@ class UserSideActionDetector(Detector):
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         """NA without ground-truth user actions of the candidate's tools; LACKING when one never happened; PRESENT
-        when each happened after an agent message telling the user to do it; NA when the user did them unprompted."""
+        when each happened after an agent message telling the user to do it; NA when the user did them unprompted.
+        For one user-side fix (`args.field`), see `_label_change`."""
         tools = set(args.get("tools") or [])
         run = view.run
+        if "field" in args:
+            return _label_change(run, args)
         wanted = [g.name for g in run.ground_truth or [] if g.requestor == "user" and g.name in tools]
         if not wanted:
             return "NA"
@@ -150,6 +338,48 @@ class UserSideActionDetector(Detector):
                     if s["field"] not in {x["field"] for x in settings.values()}}
                 out.append(_proposal(read, rargs, u, alt, settings, texts, healthy))
                 break
+        return out + self._propose_single(ctx, {p.roles["read"] for p in out})
+
+    def _propose_single(self, ctx: ProposalContext, taken: set[str]) -> list[Proposal]:
+        """One user-side fix per agent read no pair took: a field of its record that runs show changing, the same
+        way, while only the user acted (`user_changes`): a call of the user's own tool (tau2, OpenAI JSONL) or only
+        its words (tau-bench, ToolSandbox), where the action is named as the agents who got it done named it."""
+        kinds = {n: t.kind for n, t in ctx.profile.tools.items()}
+        changes = sorted(user_changes(ctx.runs, kinds).values(), key=lambda c: (-len(c.runs), c.read, c.path))
+        out: list[Proposal] = []
+        for ch in changes:
+            pair = ch.pair()
+            if ch.read in taken or pair is None or not ch.keys:
+                continue
+            key = ch.keys.most_common(1)[0][0]
+            called = ch.user_tools.most_common(1)
+            tool = called[0][0] if called and called[0][1] * 2 >= sum(ch.pairs.values()) else None
+            spoken = spoken_action(ch, tool)
+            if tool is None and not spoken:
+                continue  # nothing names what the user did: no words for the scripted user to act on
+            write = _instead(ctx, ch.read, ch.path, pair[0], key)
+            if write is None:
+                continue
+            setting: dict[str, Any] = {"field": ch.path, "bad": pair[0], "good": pair[1]}
+            if spoken:  # as the agents said it (a tool's name may not: app_notifications_allow)
+                setting.update(verbs=spoken["verbs"], objects=spoken["objects"], say=spoken["say"])
+                if "report" in spoken:
+                    setting["report"] = spoken["report"]
+            name = tool or slug(f"{spoken['verbs'][0]}_{'_'.join(_field_words(ch.path))}")
+            noun = _thing_read(ch.read) or key_noun(key)
+            taken.add(ch.read)
+            out.append(Proposal(
+                name=f"have_user_{slug(name)}",
+                description=f"Read {ch.read}; when it shows {ch.path} {pair[0]}, which only the user can change, tell "
+                f"the user to do it on their side, naming it clearly, wait until they have, then read again to check "
+                f"before saying it works; do not do something else yourself instead (such as {write}).",
+                roles={"read": ch.read, "key": key, "user_tool": name},
+                label_check=_acted(name),
+                label_args={"tools": [name], "read": ch.read, "field": ch.path, "bad": pair[0], "good": pair[1]},
+                params={"settings": {name: setting}, "phrase": f"get my {noun} working again",
+                        "symptom": _symptom(ch, noun)},
+                extra_tools=[write],
+            ))
         return out
 
     def infer_params(self, roles: dict[str, str], index: ResultIndex, policy: str = "", rules: Any = None

@@ -47,6 +47,7 @@ up as the tasks' expected user actions list them. The check is the same, with th
 from __future__ import annotations
 
 import copy
+import re
 import json
 from typing import Any
 
@@ -130,6 +131,8 @@ class Setting(BaseModel):
     report: str = Field(default="", description="What the user says once done (default: from the action's words).")
     result: str = Field(default="", description="What the user tool replies, as the runs show it (\"Airplane Mode is "
                         "now OFF.\"): an on / off in it follows the value the tool set (default: a generic receipt).")
+    say: str = Field(default="", description="How agents ask for the action, as the runs show it (\"open your "
+                     "authenticator app and scan the new code\"; default: its first verb and object).")
 
 
 class UserActionParams(BaseModel):
@@ -199,9 +202,15 @@ class UserActionEnv(RecordEnv):
     def device(self) -> bool:
         return bool(self.SPEC.params.get("device"))
 
+    @property
+    def single(self) -> bool:
+        """One user-side fix (no `roles.alt_tool`): the setting it fixes is broken on every seed, and the agent's
+        own write beside it is the temptation (doing something itself instead of getting the user to act)."""
+        return "alt_tool" not in self.SPEC.roles
+
     def _user_side(self) -> tuple[str, ...]:
         roles = self.SPEC.roles
-        tools = (roles["user_tool"], roles["alt_tool"])
+        tools = tuple(roles[r] for r in ("user_tool", "alt_tool") if r in roles)
         return (*tools, roles["read"]) if self.device else tools
 
     def works(self, tool: ToolSpec) -> bool:  # type: ignore[override]
@@ -209,7 +218,7 @@ class UserActionEnv(RecordEnv):
 
     def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
         roles = self.SPEC.roles
-        if name in (roles["user_tool"], roles["alt_tool"]):
+        if name in (roles["user_tool"], roles.get("alt_tool")):
             setting = Setting.model_validate(self.SPEC.params["settings"][name])
             record = state["records"][state["user_record"]]
             value = setting.good
@@ -226,11 +235,15 @@ class UserActionEnv(RecordEnv):
             # what the agent last saw of each record: "verified" reads it
             state.setdefault("seen", {})[args[roles["key"]]] = json.loads(text)
             return text
+        if self.single:  # the agent's own write: it works as the backend does, and fixes nothing on the user's side
+            return super().run_tool(name, args, state)
         raise ToolError(f"{name} is not available in this environment")
 
     def build_scenario(self, rng) -> Scenario:
         spec = self.SPEC
         roles, params = spec.roles, UserActionParams.model_validate(spec.params)
+        if self.single:
+            return self._single_scenario(rng, params)
         primary = self.class_draw < PRIMARY_SHARE
         needed, other = (roles["user_tool"], roles["alt_tool"]) if primary else (roles["alt_tool"], roles["user_tool"])
         fix, fine = params.setting(needed), params.setting(other)
@@ -272,23 +285,68 @@ class UserActionEnv(RecordEnv):
             klass=needed,
         )
 
-    def _record_world(self, rng, params: UserActionParams, fix: Setting, fine: Setting):
-        """The user's record drawn from the agent read's real records, with the agent's read as the look."""
+    def _single_scenario(self, rng, params: UserActionParams) -> Scenario:
+        """One user-side fix: the setting is broken; the agent reads, names the action the way the runs' agents did,
+        waits for the user, reads again and says it works. Writing instead (the agent's own fix beside it) zeroes."""
+        roles = self.SPEC.roles
+        tool = roles["user_tool"]
+        fix = params.setting(tool)
+        do = _action(tool, fix)
+        state, look, again, opening, facts, seen = self._record_world(rng, params, fix, None)
+        target = state["user_record"]
+        ask = fix.say or _instruction(do)
+        instruct = (f"{seen[0]}: your {path_words(fix.field)} is {_words(fix.bad)}. Only you can change that on your "
+                    f"side: please {ask}, and tell me when you have done it.")
+        told = (f"Thanks! I checked again: the {path_words(fix.field)} is now {_words(fix.good)}, so it should work "
+                f"again. {GOODBYE}")
+        vague = f"{seen[1]}. Please try again in a little while, and tell me if it still does not work."
+        key = roles["key"]
+        writes = [t.name for t in self.tool_specs if self._kinds.get(t.name) == "write" and key in t.properties]
+        if not writes:
+            raise ScenarioError("no write of the agent's takes the record's key: nothing to do instead of the user")
+        instead = call(writes[0], **{key: target})
+        return Scenario(
+            state=state,
+            bindings={"target": target, "primary": True, "good_words": _words(fix.good)},
+            opening=opening,
+            facts=facts,
+            requests=[UserRequest(kind="act", phrase=params.phrase)],
+            user_actions=[do],
+            oracle=[look, instruct, again, told],
+            mutants={
+                "drop_required_call": [look, instruct, told],  # no verification
+                "swap_calls": [instruct, look, told],  # told the user what to do before looking
+                "wrong_argument": [look, vague, again, told],  # named no action: the user does nothing
+                "forbidden_extra_call": [look, instead, instruct, again, told],  # did something itself as well
+                "text_only": [told],
+            },
+            klass=tool,
+        )
+
+    def _record_world(self, rng, params: UserActionParams, fix: Setting, fine: Setting | None):
+        """The user's record drawn from the agent read's real records, with the agent's read as the look; with one
+        fix (`fine` None) a record the runs showed with that very fault first (its other fields agree with it)."""
         spec, roles = self.SPEC, self.SPEC.roles
         key, read = roles["key"], roles["read"]
 
         def broken(record: dict[str, Any]) -> list[dict[str, Any]]:
             variant = copy.deepcopy(record)
             set_path(variant, fix.field, copy.deepcopy(fix.bad))
-            set_path(variant, fine.field, copy.deepcopy(fine.good))
+            if fine is not None:
+                set_path(variant, fine.field, copy.deepcopy(fine.good))
             return [variant]
 
         source = RecordSource(spec, read, key, rng)
-        record = source.draw(lambda r: get_path(r, fix.field)[0] and get_path(r, fine.field)[0], broken)
+        if fine is None:
+            record = source.draw(lambda r: get_path(r, fix.field) == (True, fix.bad)) or \
+                source.draw(lambda r: get_path(r, fix.field)[0], broken)
+        else:
+            record = source.draw(lambda r: get_path(r, fix.field)[0] and get_path(r, fine.field)[0], broken)
         if record is None:
-            raise ScenarioError(f"no record of {read} has both {fix.field} and {fine.field}")
+            raise ScenarioError(f"no record of {read} has both {fix.field} and {fine.field}" if fine is not None
+                                else f"no record of {read} has {fix.field}")
         target = str(record[key])
-        label = key.replace("_", " ")
+        label = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key).replace("_", " ").lower()  # customerId -> customer id
         state = new_state({target: record})
         state["user_record"] = target
         look = call(read, **{key: target})
@@ -336,7 +394,7 @@ class UserSideAction(Task):
     name = "user_side_action"
     summary = ("Diagnose, tell the user to do the one user-side action that fixes it (naming it clearly), then verify "
                "before saying it works; never pretend to do it yourself.")
-    roles = ("read", "user_tool", "alt_tool")  # and `key`, the read's argument, unless params.device
+    roles = ("read", "user_tool")  # `alt_tool` for two fixes; and `key`, the read's argument, unless params.device
     params = UserActionParams
     env_class = UserActionEnv
 
@@ -351,8 +409,10 @@ class UserSideAction(Task):
         who, looked = (("the user's", f"the user checks with {read}") if p.device else
                        ("the agent's", f"read the record with {read}"))
         clauses: list = []
-        for tool, other, when, sfx in ((roles["user_tool"], roles["alt_tool"], "primary", ""),
-                                       (roles["alt_tool"], roles["user_tool"], "!primary", "_alt")):
+        pairs = ((roles["user_tool"], roles["alt_tool"], "primary", ""),
+                 (roles["alt_tool"], roles["user_tool"], "!primary", "_alt")) if "alt_tool" in roles else \
+            ((roles["user_tool"], None, None, ""),)
+        for tool, other, when, sfx in pairs:
             s = p.setting(tool)
             clauses += [
                 Order(id=f"diagnosed{sfx}", weight=1, when=when, first=read_target, then=CallRef(tool=tool),
@@ -365,9 +425,10 @@ class UserSideAction(Task):
                 Communicated(id=f"told{sfx}", weight=1, when=when, requires=[f"verified{sfx}"],
                              values=[{"$var": "good_words"}], after=read_target,
                              description="after checking, tell the user the setting is fixed"),
-                NoCall(id=f"only_needed{sfx}", when=when, penalty=True, call=CallRef(tool=other),
-                       description=f"the user was not made to do {other}, which was fine"),
             ]
+            if other is not None:
+                clauses.append(NoCall(id=f"only_needed{sfx}", when=when, penalty=True, call=CallRef(tool=other),
+                                      description=f"the user was not made to do {other}, which was fine"))
         clauses.append(NoCall(id="no_write", penalty=True, call=CallRef(kind="write"),
                               description="the agent changes nothing itself"))
         return Check(clauses=clauses)
@@ -377,14 +438,16 @@ class UserSideAction(Task):
         if out:
             return out
         roles = spec.roles
-        if roles["user_tool"] == roles["alt_tool"]:
+        if roles["user_tool"] == roles.get("alt_tool"):
             out.append("roles.user_tool and roles.alt_tool must be two different user-side tools")
+        if spec.params.get("device") and "alt_tool" not in roles:
+            out.append("params.device needs roles.alt_tool (two fixes on the device)")
         if not spec.params.get("device") and "key" not in roles:
             out.append("roles.key is missing (the read's argument naming the user's record; or set params.device)")
         settings = spec.params.get("settings", {})
         out += [f"params.settings has no entry for roles.{r} ({roles[r]})"
-                for r in ("user_tool", "alt_tool") if roles[r] not in settings]
-        if not out:
+                for r in ("user_tool", "alt_tool") if r in roles and roles[r] not in settings]
+        if not out and "alt_tool" in roles:
             fields = {settings[roles[r]]["field"] for r in ("user_tool", "alt_tool")}
             if len(fields) < 2:
                 out.append("the two user-side tools must fix two different fields")
