@@ -38,6 +38,7 @@ class ProbeReport(BaseModel):
     success: float
     bound: str
     paid: dict[str, float] = Field(default_factory=dict)
+    rewards: list[float] = Field(default_factory=list, exclude=True, description="The reward on each probe seed.")
 
 
 class CheckReport(BaseModel):
@@ -138,6 +139,7 @@ def validate_env(
                 problems.append(f"probe {probe_name} ({spec.description}) succeeds on {report.success:.2f} of seeds > "
                                 f"{ceiling:.2f}: a constant decision should not pay")
         probes[probe_name] = report
+    _as_constant_decisions(probes, problems, min(largest, CLASS_CEILING))
     agents = {}
     for agent_name, policy in (extra_agents or {}).items():
         scores = [run_policy(env, policy, seed)[0] for seed in range(oracle_seeds)]
@@ -182,7 +184,31 @@ def _run_probe(env: TraceEnv, name: str, seeds: int) -> ProbeReport:
             paid[clause] = paid.get(clause, 0.0) + float(value) / seeds
     penalties = {c.id for c in env.check.clauses if getattr(c, "penalty", False)}
     paid = {k: round(v, 3) for k, v in paid.items() if v > 0 and k not in penalties}
-    return ProbeReport(kind=PROBES[name].kind, mean=_mean(rewards), success=_mean(successes), bound="", paid=paid)
+    return ProbeReport(kind=PROBES[name].kind, mean=_mean(rewards), success=_mean(successes), bound="", paid=paid,
+                       rewards=rewards)
+
+
+def _as_constant_decisions(probes: dict[str, ProbeReport], problems: list[str], ceiling: float) -> None:
+    """A content-free probe over its ceiling that earned, on every seed, no more than always making the requested
+    write did is that constant decision (spraying every tool on the one id the user named, in an env with one read and
+    one write, is reading and then writing): it is held to the decision bound instead, as `always_write` is."""
+    always = probes.get("always_write")
+    if always is None:
+        return
+    for name, report in probes.items():
+        if report.kind != "content_free" or report.mean < PROBE_CEILING or len(report.rewards) != len(always.rewards):
+            continue
+        if any(got > constant + 1e-9 for got, constant in zip(report.rewards, always.rewards)):
+            continue
+        problem = next((p for p in problems if p.startswith(f"probe {name} ")), None)
+        if problem is None:
+            continue
+        problems.remove(problem)
+        report.kind = "decision"
+        report.bound = f"success <= {ceiling:.2f} (no seed above always_write: the same constant decision)"
+        if report.success > ceiling + 1e-9:
+            problems.append(f"probe {name} ({PROBES[name].description}) succeeds on {report.success:.2f} of seeds > "
+                            f"{ceiling:.2f}: a constant decision should not pay")
 
 
 def _fmt_shares(shares: dict[str, float]) -> str:
