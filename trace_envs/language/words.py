@@ -66,6 +66,7 @@ WRITE_VERBS = {
     "move", "rename", "archive", "approve", "reject", "reboot", "restart", "open", "close", "schedule", "renew",
     "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
     "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
+    "forgive", "settle", "reinstate", "restore", "reopen", "reschedule", "rebook", "dispute", "replace",
 }  # fmt: skip
 
 VERB_SYNONYMS: dict[str, Synonyms] = {
