@@ -269,8 +269,9 @@ class OptionSelectionDetector(Detector):
     teaches = ("other_option",)
 
     def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
-        """From the run's departures: LACKING when the write took another option an earlier result listed (any of its
-        arguments: the flight, the payment method); PRESENT when the write matched. Without them: PRESENT when every
+        """From the run's departures: LACKING when the write took another option an earlier result listed for the
+        candidate's argument (any argument of any write for the candidate over every write: the flight, the payment
+        method); PRESENT when the write matched. Without them: PRESENT when every
         option the run's writes took from its searches is one the ground truth's write chose, LACKING when a write
         took another searched option; NA without ground truth or such a write."""
         write, arg, field = args.get("write") or args["tool"], args["arg"], args["field"]

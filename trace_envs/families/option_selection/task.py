@@ -18,6 +18,16 @@ Options are real search results (real prices, times, seats) under fresh ids, wit
 argument (origin, destination) set to the scenario's search; the search answers with them only when called with the
 arguments the user stated, and with an empty list otherwise.
 
+Options a result keys by their ids inside a record (tau2 retail's `get_product_details`: `{"name", "product_id",
+"variants": {item_id: {"item_id", "options": {...}, "available", "price"}}}`) are named by their attributes instead
+(`params.match_group`, the nested record whose values users name): the record the user writes on holds an item that is
+one variant of one real product (the order's water bottle), the user asks to change it "to one with capacity 1000ml
+and color red", and the search (called with the product id the order shows) lists that product's real variants, keyed
+by fresh ids, in the target's shape. Classes `match` (the values named fit one variant) and, with a requirement
+(`require_field`, e.g. `available`), `match_require` (they fit several, only one of which is available). The write's
+`params.replaces` argument must name the item the order holds; the first listed, an unavailable or another variant
+scores nothing.
+
 Example episode (airline, change a one-way reservation to the cheapest flight leaving after noon):
 
     user:  Hi! My user id is omar_davis_3817. I'd like to update the flights of reservation QZ7Y2K. I'm looking for a
