@@ -10,7 +10,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.checks.run_view import RunView
 from trace_envs.language.values import number_tokens, text_mentions
 from trace_envs.checks.trace import parse_result
-from trace_envs.families.option_selection.task import CLOCK, as_float, options_of
+from trace_envs.families.option_selection.task import CLOCK, as_float, keyed_records, options_of
 from trace_envs.mining import departures
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import path_words
@@ -34,6 +34,10 @@ def listed_ids(result: Any, field: str, depth: int = 0) -> list[Any]:
     """Every value of `field` in a search result's records, however nested (a one-stop search lists pairs)."""
     if depth > 3:
         return []
+    if isinstance(result, dict) and field not in result:  # a listing keyed by id, or a record holding one
+        keyed = _keyed_listing(result)
+        if keyed:
+            return listed_ids(keyed, field, depth + 1)
     if isinstance(result, dict):
         value = result.get(field)
         return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else []
@@ -56,7 +60,8 @@ def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list
             kind = kinds.get(c.name)
             if kind == "read":
                 result = parse_result(c.result)
-                if not isinstance(result, list) or not result:
+                # a search lists its options as a list, or as a dict keyed by their ids (a product's variants)
+                if not (isinstance(result, list) and result) and not _keyed_listing(result):
                     continue
                 if len(results.setdefault(c.name, [])) < 50:
                     results[c.name].append(result)
@@ -83,9 +88,16 @@ def _identifying(options: list[dict[str, Any]]) -> list[str]:
             and len({o[f] for o in options}) > 1]
 
 
+def _keyed_listing(result: Any) -> list[dict[str, Any]] | None:
+    """The records of a result keyed by their ids, itself or in one of its fields (a product's `variants`)."""
+    if not isinstance(result, dict):
+        return None
+    return keyed_records(result) or next((r for v in result.values() if (r := keyed_records(v))), None)
+
+
 def _records(result: Any, depth: int = 0) -> list[dict[str, Any]]:
     if isinstance(result, dict):
-        return [result]
+        return _keyed_listing(result) or [result]
     if isinstance(result, list) and depth < 3:
         return [r for item in result for r in _records(item, depth + 1)]
     return []
@@ -153,12 +165,17 @@ def chosen_evidence(runs: list[Any], kinds: dict[str, str], searches: set[str], 
                                 if m.get("role") == "user" and isinstance(m.get("content"), str))
                 numbers = [n for _, _, n in number_tokens(said)]
                 total += 1
+                named: set[str] = set()
                 for f, v in chosen.items():
                     if f == field or len(options) < 2:
                         continue
                     others = [o.get(f) for o in options if o is not chosen]
                     if isinstance(v, str) and not CLOCK.match(v) and text_mentions(v, said) and any(x != v for x in others):
                         counts[("match", f)] += 1
+                        if "." in f:
+                            named.add(f.split(".", 1)[0])
+                    if isinstance(v, bool) and any(isinstance(x, bool) and x != v for x in others):
+                        counts[("require", f, v)] += 1  # chosen with this value while another listed had the other
                     num = as_float(v)
                     if num is None or not all(as_float(x) is not None for x in others):
                         continue
@@ -168,31 +185,50 @@ def chosen_evidence(runs: list[Any], kinds: dict[str, str], searches: set[str], 
                         counts[("below", f)] += 1
                     if all(num < as_float(x) for x in others):
                         counts[("lowest", f)] += 1
+                for group in named:  # the values the user named lie in one nested record (a variant's options)
+                    counts[("group", group)] += 1
     return total, counts
 
 
 def evidence_params(total: int, counts: Counter, field: str, share: float = 0.6) -> dict[str, Any] | None:
     """Option-selection params from what the chosen options had (`chosen_evidence`): each constraint most choices
-    show (at least `share` of them); None when none does."""
+    show (at least `share` of them); None when none does. Values named across several fields of one nested record (a
+    variant's colour in one run, its capacity in another) make a `match_group` when the group is named more often than
+    any one of its fields; a flag every chosen option had while another listed option lacked it, in most choices and
+    against it in none, makes a requirement (`require_field`, `require_value`: an unavailable variant is no choice)."""
     if total < MIN_LINKS:
         return None
 
     def best(kind: str) -> str | None:
-        found = [(n, f) for (k, f), n in counts.items() if k == kind and n >= share * total]
+        found = [(n, key[1]) for key, n in counts.items() if key[0] == kind and len(key) == 2 and n >= share * total]
         return max(found)[1] if found else None
 
     match, above, below, lowest = best("match"), best("above"), best("below"), best("lowest")
+    group = best("group")
+    if group and (match is None or counts[("group", group)] > counts[("match", match)]):
+        match = None if match and match.startswith(group + ".") else match
+    else:
+        group = None
     window = above or below
     if lowest == window:
         lowest = None
     params: dict[str, Any] = {"option_id": field}
     if match:
         params.update(match_field=match, match_label=path_words(match))
+    if group:
+        params.update(match_group=group)
     if window:
         params.update(window_field=window, window_side="above" if above else "below", window_label=path_words(window))
     if lowest and not window:
         params.update(cost_field=lowest, cost_label=path_words(lowest))
-    return params if len(params) > 1 else None
+    if len(params) == 1:
+        return None
+    required = [(n, key[1], key[2]) for key, n in counts.items() if key[0] == "require" and n >= share * total
+                and not counts[("require", key[1], not key[2])]]
+    if required:
+        _, flag, value = max(required)
+        params.update(require_field=flag, require_value=value)
+    return params
 
 
 def _flat(option: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -200,9 +236,28 @@ def _flat(option: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     for k, v in option.items():
         if isinstance(v, dict) and not prefix:
             out.update(_flat(v, f"{k}."))
-        elif isinstance(v, (str, int, float)) and not isinstance(v, bool):
+        elif isinstance(v, (str, int, float)):  # flags too (available): a requirement the chosen options met
             out[prefix + k] = v
     return out
+
+
+def held_share(runs: list[Any], kinds: dict[str, str], write: str, arg: str, key: str) -> float:
+    """The share of the ids `arg` of `write` passed that the written record itself held when last read (the order's
+    own item that a new variant replaces, not an option chosen): an earlier read called with the write's `key`
+    value returned them. 0 when the write never passed any."""
+    held = total = 0
+    for run in runs:
+        reads: dict[Any, set[Any]] = {}
+        for c in run.agent_calls:
+            if c.error:
+                continue
+            if kinds.get(c.name) == "read" and isinstance(c.arguments.get(key), (str, int)):
+                reads[c.arguments[key]] = set(_leaves(parse_result(c.result)))
+            elif c.name == write and kinds.get(c.name) == "write":
+                for v in _leaves(c.arguments.get(arg)):
+                    total += 1
+                    held += v in reads.get(c.arguments.get(key), ())
+    return held / total if total else 0.0
 
 
 def _write_made(write: str) -> Check:
@@ -214,13 +269,17 @@ class OptionSelectionDetector(Detector):
     teaches = ("other_option",)
 
     def label(self, view: RunView, check: Check, args: dict[str, Any]) -> Label:
-        """From the run's departures: LACKING when the write took another option an earlier result listed (any of its
-        arguments: the flight, the payment method); PRESENT when the write matched. Without them: PRESENT when every
+        """From the run's departures: LACKING when the write took another option an earlier result listed for the
+        candidate's argument (any argument of any write for the candidate over every write: the flight, the payment
+        method); PRESENT when the write matched. Without them: PRESENT when every
         option the run's writes took from its searches is one the ground truth's write chose, LACKING when a write
         took another searched option; NA without ground truth or such a write."""
         write, arg, field = args.get("write") or args["tool"], args["arg"], args["field"]
         searches = set(args.get("searches") or [args["search"]])
-        by_gt = departures.arg_kind(view, None if args.get("any_write") else write, None, ("other_option",))
+        # one write's candidate counts another option for its own argument only (a variant, not the order or the
+        # payment method); the candidate over every write counts any
+        any_write = bool(args.get("any_write"))
+        by_gt = departures.arg_kind(view, None if any_write else write, None if any_write else arg, ("other_option",))
         if by_gt is not None:
             return by_gt
         if view.gt_steps is None:
@@ -251,10 +310,26 @@ class OptionSelectionDetector(Detector):
         grouped: dict[tuple[str, str, str], Counter] = {}
         for (search, write, arg, field), count in links.items():
             grouped.setdefault((write, arg, field), Counter())[search] += count
+        # Two arguments of one write taking ids of the same listing (tau2 retail's item_ids and new_item_ids, both
+        # among a product's variants): the one the written record already held is the item replaced, no choice; the
+        # other carries the option chosen, and the env binds the replaced one to the record's item.
+        replaced: dict[tuple[str, str], str] = {}
+        for (write, arg, field) in grouped:
+            keys = [(n, k) for (_, w, k), n in ctx.pairs.items() if w == write and k != arg]
+            if not keys:
+                continue
+            key = max(keys)[1]
+            shares = {a: held_share(ctx.runs, ctx.profile.kinds, write, a, key)
+                      for (w, a, f) in grouped if w == write and f == field}
+            owned = [a for a, share in shares.items() if share >= 0.5]
+            if len(owned) == 1 and len(shares) == 2 and owned[0] != arg:
+                replaced[(write, arg)] = owned[0]
         out = []
         for (write, arg, field), searches in sorted(grouped.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
             if sum(searches.values()) < MIN_LINKS or write not in ctx.writes or not ctx.gt_counts[write]:
                 continue
+            if (write, arg) not in replaced and any(w == write and r == arg for (w, _), r in replaced.items()):
+                continue  # the record's own item, replaced by the option another argument carries
             # The env's search is the one whose results list options as records; the labeler reads them all.
             flat = [s for s, _ in searches.most_common() if any(options_of(r, field) for r in results.get(s, []))]
             params = option_params(results[flat[0]], field, ctx.profile.tools[write]) if flat else None
@@ -268,6 +343,8 @@ class OptionSelectionDetector(Detector):
             key = max(pairs)[2] if pairs else next((a for a in ctx.args(write) if a != arg), None)
             if params is None or key is None:
                 continue
+            if (write, arg) in replaced:
+                params = {**params, "replaces": replaced[(write, arg)]}
             roles = {"write": write, "key": key, "search": flat[0], "arg": arg}
             if pairs:
                 roles["read"] = max(pairs)[1]

@@ -18,6 +18,16 @@ Options are real search results (real prices, times, seats) under fresh ids, wit
 argument (origin, destination) set to the scenario's search; the search answers with them only when called with the
 arguments the user stated, and with an empty list otherwise.
 
+Options a result keys by their ids inside a record (tau2 retail's `get_product_details`: `{"name", "product_id",
+"variants": {item_id: {"item_id", "options": {...}, "available", "price"}}}`) are named by their attributes instead
+(`params.match_group`, the nested record whose values users name): the record the user writes on holds an item that is
+one variant of one real product (the order's water bottle), the user asks to change it "to one with capacity 1000ml
+and color red", and the search (called with the product id the order shows) lists that product's real variants, keyed
+by fresh ids, in the target's shape. Classes `match` (the values named fit one variant) and, with a requirement
+(`require_field`, e.g. `available`), `match_require` (they fit several, only one of which is available). The write's
+`params.replaces` argument must name the item the order holds; the first listed, an unavailable or another variant
+scores nothing.
+
 Example episode (airline, change a one-way reservation to the cheapest flight leaving after noon):
 
     user:  Hi! My user id is omar_davis_3817. I'd like to update the flights of reservation QZ7Y2K. I'm looking for a
@@ -47,6 +57,7 @@ from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.language import hints
 from trace_envs.runtime import Scenario
+from trace_envs.runtime.scenario import ToolError
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import example_for, fixed_positions, get_path, set_path, unique_ids
 from trace_envs.runtime.world import RecordEnv, ScenarioError, call, decide, listing, new_state, words
@@ -74,11 +85,24 @@ class OptionParams(BaseModel):
     cost_label: str | None = Field(default=None, description="How the user names the cost (e.g. 'price').")
     window_label: str | None = Field(default=None, description="How the user names the bounded field.")
     match_label: str | None = Field(default=None, description="How the user names the matched field.")
+    match_group: str | None = Field(default=None, description="A nested record of each option whose fields the user "
+                                    "names values of (a product variant's `options`: colour, capacity): the values "
+                                    "named single out the options that meet the constraint.")
+    require_field: str | None = Field(default=None, description="A field every option chosen must hold at "
+                                      "`require_value` (a variant's `available`): another is no choice, whatever the "
+                                      "user named.")
+    require_value: bool | str | int | None = Field(default=None, description="The value of `require_field` a chosen "
+                                                   "option holds.")
+    replaces: str | None = Field(default=None, description="The write's argument naming the item of the record the "
+                                 "chosen option replaces (the variant the order holds now), when it has one.")
 
     @model_validator(mode="after")
     def _some_constraint(self) -> "OptionParams":
-        if not (self.cost_field or self.window_field or self.match_field):
-            raise ValueError("give at least one of cost_field, window_field, match_field: a constraint to choose by")
+        if not (self.cost_field or self.window_field or self.match_field or self.match_group):
+            raise ValueError("give at least one of cost_field, window_field, match_field, match_group: a constraint "
+                             "to choose by")
+        if (self.require_field is None) != (self.require_value is None):
+            raise ValueError("give require_field and require_value together")
         return self
 
 
@@ -113,9 +137,35 @@ def _resolve(path: str, args: dict[str, Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: str(args.get(m.group(1), m.group(0))), path)
 
 
+def keyed_records(value: Any) -> list[dict[str, Any]] | None:
+    """The records of a dict that keys each record by its own id (tau2 retail's product variants, `{item_id: {"item_id":
+    item_id, ...}}`): a listing like a list of records. None for any other value."""
+    if not isinstance(value, dict) or not value:
+        return None
+    for k, v in value.items():
+        if not isinstance(v, dict) or not any(str(x) == str(k) for x in v.values()
+                                              if isinstance(x, (str, int)) and not isinstance(x, bool)):
+            return None
+    return list(value.values())
+
+
+def listing_field(result: Any) -> str | None:
+    """The field of a record result that holds its listing keyed by id (a product's `variants`), else None."""
+    if not isinstance(result, dict) or keyed_records(result) is not None:
+        return None
+    return next((k for k, v in result.items() if keyed_records(v) is not None), None)
+
+
 def options_of(result: Any, option_id: str) -> list[dict[str, Any]]:
-    """The options a search result lists: its dict items that carry `option_id` (a dict result counts as one)."""
-    items = result if isinstance(result, list) else [result]
+    """The options a search result lists: its dict items that carry `option_id` (a dict result counts as one), the
+    records of a dict keyed by their ids, or those of such a dict the result holds (a product's variants)."""
+    if isinstance(result, list):
+        items = result
+    else:
+        items = keyed_records(result)
+        if items is None:
+            field = listing_field(result) if not (isinstance(result, dict) and option_id in result) else None
+            items = keyed_records(result[field]) or [] if field else [result]
     return [o for o in items if isinstance(o, dict) and isinstance(o.get(option_id), (str, int))]
 
 
@@ -146,11 +196,21 @@ class OptionEnv(RecordEnv):
             return super().run_tool(name, args, state)
         wanted = state["search_args"]
         same = all(str(args.get(a, "")).strip().lower() == str(v).lower() for a, v in wanted.items())
+        listing_shape = state.get("listing")
+        if listing_shape:  # a record holding its options keyed by id (a product and its variants), as the target's
+            if not same:
+                missed = next(a for a, v in wanted.items() if str(args.get(a, "")).strip().lower() != str(v).lower())
+                raise ToolError(f"{missed} {args.get(missed)!r} not found")
+            option_id = str(self.SPEC.params["option_id"])
+            return json.dumps({**listing_shape["record"],
+                               listing_shape["field"]: {str(o[option_id]): o for o in state["options"]}})
         # A search for another route or day finds nothing: the options exist only where the user asked.
         return json.dumps(state["options"] if same else [])
 
     def build_scenario(self, rng) -> Scenario:
         spec, params = self.SPEC, self.SPEC.params
+        if params.get("match_group"):
+            return _group_scenario(self, rng)
         kit = Kit(spec, rng)
         write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
         assert write is not None
@@ -461,6 +521,191 @@ def _general_constrain(klass: str, options: list[dict[str, Any]], values: list[s
     return answer, decoy, " ".join(sentences)
 
 
+# ---- options named by their attributes (a product's variants) ---------------------------------------------------------
+GROUP_CLASSES = ("match", "match_require")
+
+
+def _listings(tool: ToolSpec, option_id: str, group: str) -> list[dict[str, Any]]:
+    """The search's real results that hold their options keyed by id under one field (a product with its variants),
+    each with at least 3 options whose `group` is a record of named values: one listing makes one scenario, so the
+    options are variants of one product (never a water bottle beside a camera)."""
+    out, seen = [], set()
+    for result in [*tool.result_examples, tool.result_example]:
+        field = listing_field(result)
+        options = options_of(result, option_id) if field else []
+        if len(options) < 3 or not all(isinstance(o.get(group), dict) and o[group] for o in options):
+            continue
+        text = json.dumps(result, sort_keys=True)
+        if text not in seen:
+            seen.add(text)
+            out.append(result)
+    return out
+
+
+def _held_items(record: dict[str, Any], option_id: str) -> str | None:
+    """The field of `record` listing the items it holds as records carrying `option_id` (an order's `items`)."""
+    return next((k for k, v in record.items() if isinstance(v, list) and v
+                 and all(isinstance(i, dict) and option_id in i for i in v)), None)
+
+
+def _name_of(item: dict[str, Any], wrapper: dict[str, Any], option_id: str) -> str | None:
+    """How the user names the item: a text field it shares with the listing's record (a product's `name`) that is no
+    id."""
+    for k, v in wrapper.items():
+        if k in item and k != option_id and isinstance(v, str) and not any(ch.isdigit() for ch in v):
+            return v
+    return None
+
+
+def _named(values: dict[str, Any]) -> str:
+    """`{"capacity": "1000ml", "color": "red"}` -> `capacity 1000ml and color red`."""
+    return listing([f"{words(k)} {v}" for k, v in values.items()])
+
+
+def _group_scenario(env: "OptionEnv", rng) -> Scenario:
+    """The user has a record holding an item (an order's water bottle) that is one option of a listing (the product's
+    variants) and wants it changed to another option, named by values of the options' `match_group` fields (capacity
+    1000ml and color red). Class `match`: the values named fit one option, which meets the requirement; class
+    `match_require`: they fit several, and exactly one meets `require_field` (the only one available). The item held
+    now, another option, the first listed or one that lacks the requirement score nothing."""
+    spec, params = env.SPEC, env.SPEC.params
+    kit = Kit(spec, rng)
+    write, key, arg, search = kit.write, kit.key, spec.roles["arg"], spec.roles["search"]
+    assert write is not None
+    option_id, group = str(params["option_id"]), str(params["match_group"])
+    need, value = params.get("require_field"), params.get("require_value")
+    replaces = params.get("replaces")
+    search_tool, write_tool = spec.tool(search), spec.tool(write)
+    classes = GROUP_CLASSES if need and isinstance(value, bool) else GROUP_CLASSES[:1]
+    klass = classes[min(int(env.class_draw * len(classes)), len(classes) - 1)]
+    listings = _listings(search_tool, option_id, group)
+    if not listings:
+        raise ScenarioError(f"no real result of {search} lists 3 or more options keyed by {option_id} with {group}")
+    built = None
+    for i in rng.permutation(len(listings)):
+        built = _group_pick(listings[int(i)], option_id, group, need, value, klass, rng)
+        if built:
+            break
+    if built is None:
+        raise ScenarioError(f"no real listing of {search} makes a {klass} scenario: named {group} values never single "
+                            "out one option")
+    wrapper, options, current, answer, decoy, wanted = built
+    field = listing_field(wrapper)
+    assert field is not None
+    real = [str(o[option_id]) for o in options]
+    ids = unique_ids(real[0], len(options), rng, fixed_positions(sorted(set(real))))
+    for option, new_id in zip(options, ids):
+        option[option_id] = int(new_id) if not isinstance(option[option_id], str) and new_id.isdigit() else new_id
+    options = [options[int(j)] for j in rng.permutation(len(options))]
+    if options[0] is answer:  # never the first listed: taking the top result by habit is the failure to unlearn
+        j = int(rng.integers(1, len(options)))
+        options[0], options[j] = options[j], options[0]
+    record_shape = {k: v for k, v in wrapper.items() if k != field}
+    search_args = {a: record_shape[a] for a in search_tool.required if a in record_shape}
+    if len(search_args) != len(search_tool.required):
+        raise ScenarioError(f"the results of {search} do not hold every argument it is searched by")
+
+    def holds(record: dict[str, Any]) -> bool:
+        items = _held_items(record, option_id)
+        # the item the user names is the only one of its kind on the record
+        return decide(spec, write, record, None, kit.facts) == "allowed" and items is not None and not any(
+            i.get(k) == v for i in record[items] for k, v in wrapper.items() if k != field and isinstance(v, str))
+
+    record = kit.source.draw(holds) if kit.read else None
+    if record is None:
+        raise ScenarioError(f"no real record of {kit.read} holds items to change under the spec's rules")
+    items = record[str(_held_items(record, option_id))]
+    item = items[int(rng.integers(len(items)))]
+    for k in list(item):  # the held item becomes the option the record has now, named as the listing names it
+        if k in current:
+            item[k] = json.loads(json.dumps(current[k]))
+        elif k in wrapper and k != field:
+            item[k] = wrapper[k]
+    name = _name_of(item, wrapper, option_id)
+    target = record[key]
+    kit.knows(target)
+    fixed = {arg: None, **({replaces: _choice_value(write_tool, replaces, current, option_id, search_args)}
+                           if replaces else {})}
+    args, stated = kit.write_args(write, record, fixed)
+    for a in (arg, replaces):
+        stated.pop(a, None)
+    args[arg] = _choice_value(write_tool, arg, answer, option_id, search_args)
+    wrong = dict(args, **{arg: _choice_value(write_tool, arg, decoy, option_id, search_args)})
+    thing = f"the {name.lower()}" if name else f"the item {current[option_id]}"
+    # as real users ask it: "I'd like to change the wireless earbuds in my order W5061109 to a blue colored one"
+    opening = f"{kit.greeting()} I'd like to change {thing} in my {kit.noun} {target} to one with {_named(wanted)}."
+    if stated:
+        opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
+    opening += kit.from_record(write, {k: v for k, v in args.items() if k not in (arg, replaces)}, stated)
+    for k, v in wanted.items():
+        kit.facts.setdefault(words(k), str(v))
+    read, look = kit.read_calls(target), call(search, **search_args)
+    asks = kit.fact_questions(write)
+    steps = kit.write_steps(write, target, args)
+    noun = key_noun(option_id) if key_noun(option_id) != "record" else "option"
+    done = (f"Done: I have completed the {words(write)} request for {target} with {noun} {answer[option_id]}. "
+            f"{GOODBYE}")
+    mutants = {
+        "drop_required_call": [*read, *asks, *steps, done],
+        "swap_calls": [*read, *asks, *steps, look, done],
+        "wrong_argument": [*read, *asks, look, *kit.write_steps(write, target, wrong), done],
+        "forbidden_extra_call": [*read, *asks, look, *steps, call(write, **wrong), done],
+        "text_only": [done],
+    }
+    others = kit.source.records(spec.knobs.distractors)
+    state = new_state({target: record, **{r[key]: r for r in others}})
+    state.update(options=options, search_args=search_args, listing={"record": record_shape, "field": field})
+    return Scenario(
+        state=state,
+        bindings={"target": target, "chosen": answer[option_id], "choice": args[arg],
+                  "options": [o[option_id] for o in options]},
+        opening=opening,
+        facts=kit.facts,
+        requests=[kit.request(write, target)],
+        oracle=[*read, *asks, look, *steps, done],
+        mutants=mutants,
+        klass=klass,
+    )
+
+
+def _group_pick(wrapper: dict[str, Any], option_id: str, group: str, need: str | None, value: Any, klass: str, rng
+                ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, Any],
+                           dict[str, Any]] | None:
+    """From one real listing: (the listing, its options, the one the record holds now, the answer, a tempting wrong
+    option, the values the user names), or None when the class cannot be made of it. `match`: the fewest named
+    values that fit the answer alone (it meets the requirement); `match_require`: named values that fit the answer
+    and others, which then lack the requirement (the only one available)."""
+    wrapper = json.loads(json.dumps(wrapper))
+    options = options_of(wrapper, option_id)
+    fields = sorted({f for o in options for f in o[group]})
+
+    def fits(o: dict[str, Any], named: dict[str, Any]) -> bool:
+        return all(o[group].get(f) == v for f, v in named.items())
+
+    for a in rng.permutation(len(options)):
+        answer = options[int(a)]
+        order = [fields[int(i)] for i in rng.permutation(len(fields))]
+        for size in range(1, len(order) + 1):
+            named = {f: answer[group][f] for f in order[:size] if isinstance(answer[group].get(f), (str, int))}
+            if len(named) < size:
+                break
+            matching = [o for o in options if fits(o, named)]
+            rest = [o for o in options if o not in matching]
+            if not rest:
+                continue  # every option fits: the values name nothing
+            if klass == "match" and len(matching) == 1:
+                decoy = max(rest, key=lambda o: sum(o[group].get(f) == v for f, v in named.items()))
+                if need:
+                    answer[need] = value
+                return wrapper, options, rest[int(rng.integers(len(rest)))], answer, decoy, named
+            if klass == "match_require" and len(matching) >= 2 and need:
+                for o in matching:
+                    o[need] = value if o is answer else not value
+                decoy = next(o for o in matching if o is not answer)
+                return wrapper, options, rest[int(rng.integers(len(rest)))], answer, decoy, named
+    return None
+
+
 class OptionSelection(Task):
     name = "option_selection"
     summary = "Among the options a search returns, pick the one that meets every constraint the user stated."
@@ -472,7 +717,7 @@ class OptionSelection(Task):
         roles, p = spec.roles, spec.params
         criteria = [p.get(k) or (hints.path_words(p.get(f)) if p.get(f) else "")
                     for k, f in (("window_label", "window_field"), ("match_label", "match_field"),
-                                 ("cost_label", "cost_field"))]
+                                 ("cost_label", "cost_field"), ("", "match_group"), ("", "require_field"))]
         return hints.join([hints.read_first(roles["read"], roles.get("key")) if roles.get("read") else "",
                            hints.choose_option(roles["search"], [c for c in criteria if c], roles["arg"], roles["write"]),
                            hints.confirm(roles["write"]) if spec.rules.confirm_writes else ""])
