@@ -75,6 +75,14 @@ def items_at(data: Any, path: str) -> list[dict[str, Any]]:
     return [x for x in node if isinstance(x, dict)] if isinstance(node, list) else []
 
 
+def listed_record(data: Any, lists: tuple[str, str] | list[str], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The flattened record of a listing read's parsed result (`lists`: (list path, id field), see `listed_records`)
+    whose own id a later call passes among its `arguments`; None when it lists none of them."""
+    path, field = lists
+    ids = {v for v in arguments.values() if isinstance(v, str)}
+    return next((flatten(item) for item in items_at(data, path) if item.get(field) in ids), None)
+
+
 def listed_records(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, tuple[str, str]]:
     """Read tool -> (path of its result's list of records, the records' own id field), for reads whose listed
     records the runs' later calls address one by one: the item field whose values later agent calls (of another tool)
