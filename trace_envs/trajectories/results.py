@@ -154,6 +154,9 @@ class ResultIndex:
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
             found_by: dict[tuple[str, str], dict[str, Any]] = {}  # as `last`, one-record searches included
             listed_ids: set[str] = set()  # keys of `last` that are listed records' own ids
+            addressed = {v for c in run.agent_calls for v in c.arguments.values() if isinstance(v, str)} \
+                if self.listed else set()
+            user_text = run_user_text(run) if self.listed else ""
             judged = verdicts(run) if verdicts is not None else {}
             for pos, call in enumerate(run.tool_calls):
                 if call.requestor != "agent":
@@ -184,8 +187,12 @@ class ResultIndex:
                         seen_per_tool[call.name] += 1
                         for path, value in flat.items():
                             self.fields[call.name][path][_hashable(value)] += 1
-                        # each listed record counts once, under its own paths (a gate's field is the record's)
-                        for _, record in records:
+                        # each listed record the run dealt with (a call took its id, or the user named it)
+                        # counts once, under its own paths (a gate's field is the record's): the rest of the list
+                        # is no record anyone read for a request, as a one-record read's is
+                        for rid, record in records:
+                            if rid not in addressed and rid.lower() not in user_text:
+                                continue
                             for path, value in record.items():
                                 self.fields[call.name][path][_hashable(value)] += 1
                     if flat:
