@@ -27,6 +27,7 @@ MAX_ENUM_VALUES = 8
 MAX_RESULTS_PER_TOOL = 400
 MAX_OPENINGS = 200
 MIN_LISTED_HITS = 2
+MIN_IDENTIFIER_SHARE = 0.8
 
 
 def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
@@ -87,14 +88,20 @@ def listed_records(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, tupl
     """Read tool -> (path of its result's list of records, the records' own id field), for reads whose listed
     records the runs' later calls address one by one: the item field whose values later agent calls (of another tool)
     pass as an argument most often, seen at least MIN_LISTED_HITS times. A list whose items no call picks out (a
-    search's options, a payment history) is no list of records to index."""
+    search's options, a payment history) is no list of records to index; nor is one a read answers for words (a
+    search's `query: "Ulysses"`): a listing read takes whose records to list, an identifier (a digit, no space) in
+    most of its calls."""
     hits: Counter = Counter()
+    keyed: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # read -> [calls by identifiers, calls]
     for run in runs:
         shown: dict[str, set[tuple[str, str, str]]] = defaultdict(set)  # value -> (read, list path, field)
         for call in run.tool_calls:
             if call.requestor != "agent":
                 continue
             if kinds.get(call.name) == "read" and call.result and not call.error:
+                values = [v for v in call.arguments.values() if isinstance(v, str)]
+                keyed[call.name][0] += bool(values) and all(_identifier(v) for v in values)
+                keyed[call.name][1] += 1
                 try:
                     data = json.loads(call.result)
                 except (ValueError, RecursionError):
@@ -112,9 +119,17 @@ def listed_records(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, tupl
                             hits[(read, path, field)] += 1
     best: dict[str, tuple[int, str, str]] = {}
     for (read, path, field), n in hits.items():
+        by_id, calls = keyed[read]
+        if by_id < MIN_IDENTIFIER_SHARE * calls:
+            continue
         if n >= MIN_LISTED_HITS and (read not in best or (n, path, field) > best[read]):
             best[read] = (n, path, field)
     return {read: (path, field) for read, (_, path, field) in best.items()}
+
+
+def _identifier(value: str) -> bool:
+    """A value that names a record or person (`M-1042`, `emp_77`), not words: a digit and no space."""
+    return any(c.isdigit() for c in value) and not any(c.isspace() for c in value)
 
 
 class ResultIndex:
