@@ -186,12 +186,16 @@ def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: 
 def listing_check(check: Check, read: str, key: str) -> Check:
     """`check` for a read that lists the owner's records (`ToolSpec.lists`) instead of taking the record's `key`:
     a reference to the read asks nothing of `key`, and an order between the read and another call joins on nothing
-    (the read's list holds the record; a read of another owner's list fails and counts for nothing)."""
+    (the read's list holds the record; a read of another owner's list fails and counts for nothing); what is told
+    after the read counts from its first successful call, since every later read lists the same records."""
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             out = {k: walk(v) for k, v in node.items()}
             if out.get("tool") == read and isinstance(out.get("args"), dict) and key in out["args"]:
                 out["args"] = {k: v for k, v in out["args"].items() if k != key}
+            if out.get("type") == "communicated" and isinstance(out.get("after"), dict) and \
+                    out["after"].get("tool") == read:
+                out["since"] = "first"  # the list showed the record the first time it was read
             reads = [out.get(side) for side in ("first", "then")]
             if any(isinstance(r, dict) and r.get("tool") == read for r in reads) and key in (out.get("join") or []):
                 out["join"] = [j for j in out["join"] if j != key]
