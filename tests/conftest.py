@@ -42,6 +42,7 @@ LANES: dict[str, str] = {
     "test_family_contract.py::test_report_is_clean*": SLOW,  # the full validation of every example env
     "test_external_domains.py::*": SLOW,  # both external domains mined four times
     "test_family_option_selection_retail.py::test_each_file_keeps_*": SLOW,  # two real minings, each env validated
+    "test_listing_reads.py::test_a_list_shaped_domain_*": SLOW,  # a randomized domain mined, one env generated
     "test_mining.py::test_pool_*": SLOW,  # the CLI mining the real data sets, several at once
     "test_mining.py::test_nothing_kept_*": SLOW,
     "test_mining.py::test_tau2_results_folder_*": SLOW,

@@ -38,7 +38,7 @@ Assessment = tuple[float, str]
 # Fields added after specs were published: left out of a dump while they hold their default, so that the JSON (and
 # so the hash) of a spec written before them does not change.
 _LATER_FIELDS = {"unless": [], "penalty": False, "action_words": None, "details": None, "after_failures": [], "about": None,
-                 "state_arguments": False}
+                 "state_arguments": False, "since": "last"}
 
 
 def _verdict(score: float, partial: str, missing: str) -> Assessment:
@@ -52,12 +52,14 @@ def _last_success(ref: CallRef, trace: ActionTrace, b: dict[str, Any]) -> int | 
     return max((i for i, s in enumerate(trace.steps) if succeeded(s) and ref.hits(s, trace, b)), default=None)
 
 
-def _window(after: CallRef | None, trace: ActionTrace, b: dict[str, Any]) -> tuple[int, str, str]:
+def _window(after: CallRef | None, trace: ActionTrace, b: dict[str, Any], first: bool = False) -> tuple[int, str, str]:
     """The steps an `after` anchor opens: (first step index, " after <call>" for reasons, "" or why it never opened:
-    no successful call of the anchor)."""
+    no successful call of the anchor). From its last successful call, or with `first` its first."""
     if after is None:
         return 0, "", ""
     last = _last_success(after, trace, b)
+    if first and last is not None:
+        last = min(i for i, s in enumerate(trace.steps) if succeeded(s) and after.hits(s, trace, b))
     if last is None:
         return 0, "", f"not met: {_no_call(after, trace, b)}"
     return last + 1, f" after {after.describe(b)}", ""
@@ -382,9 +384,12 @@ class Communicated(_Clause):
     after_failures: list[FailedRef] = Field(default_factory=list, max_length=10)
     about: Any = Field(default=None, description="The id of the record the values are about (`$var` allowed): a "
                        "message that names another id of its shape states nothing about it.")
+    since: Literal["last", "first"] = Field(
+        default="last", description="Whose messages `after` opens: those after its last successful call, or after "
+        "its first (a read that lists every record showed them all the first time; reading it again un-tells nothing).")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
-        start, since, closed = _window(self.after, trace, b)
+        start, since, closed = _window(self.after, trace, b, first=self.since == "first")
         if closed:
             return 0.0, closed
         for failure in self.after_failures:

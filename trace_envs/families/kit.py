@@ -15,6 +15,7 @@ from trace_envs.runtime.records import get_path, like_id
 from trace_envs.runtime.scenario import UserRequest
 from trace_envs.runtime.world import (
     Gate,
+    owner_label,
     RecordSource,
     call,
     canonical_json,
@@ -42,7 +43,12 @@ class Kit:
         identity = spec.rules.identify_user
         # the user's id is the key of the records themselves (an account): the user names the record, no more
         self.user_id = self.source.owner if self.source.owner_field and identity and identity != self.key else None
-        if self.user_id is None and identity and identity != self.key and spec.rules.user_example:
+        self.mine: set[str] = set()  # the records the user named (`knows`)
+        if self.source.lists is not None:
+            # a read that lists the user's records takes the user's id: the user states it
+            self.user_id = self.source.owner
+            self.foreign = like_id(self.user_id, rng) if self.user_id else None
+        elif self.user_id is None and identity and identity != self.key and spec.rules.user_example:
             # the records hold no owner (a bill has no account id), yet users of this domain say who they are
             self.user_id = like_id(spec.rules.user_example, rng)
         if self.user_id:
@@ -50,6 +56,8 @@ class Kit:
 
     @property
     def identity_label(self) -> str:
+        if self.source.lists is not None:
+            return owner_label(self.source.lists)
         return (self.source.owner_field or self.spec.rules.identify_user or "user_id").replace("_", " ")
 
     # ---- the user ---------------------------------------------------------------------------------------------------
@@ -60,6 +68,7 @@ class Kit:
     def knows(self, target: str) -> None:
         """The user knows this record's key (answers "what is your reservation id?")."""
         self.facts.setdefault(self.key_label, target)
+        self.mine.add(target)
 
     def request(self, tool: str, target: str, decline: bool = False) -> UserRequest:
         return UserRequest.write(tool, self.key, target, decline=decline)
@@ -99,7 +108,13 @@ class Kit:
 
     # ---- a correct agent --------------------------------------------------------------------------------------------
     def read_call(self, target: str) -> str:
+        """The read of `target`; for a read that lists the user's records, the read of the user's list, or of
+        another customer's list when the user never named `target` (a read of the wrong record: it fails)."""
         assert self.read, "a scenario without a read role makes no read call"
+        lists = self.source.lists
+        if lists is not None:
+            owner = self.user_id if target in self.mine or not self.mine else self.foreign
+            return call(self.read, **{lists.by: owner})
         return call(self.read, **{self.key: target})
 
     def read_calls(self, target: str) -> list[str]:
@@ -166,3 +181,27 @@ def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: 
         NoCall(id="no_write", when="!allowed", penalty=True, call=CallRef(kind="write"),
                description="no write at all when the policy forbids the request"),
     ])
+
+
+def listing_check(check: Check, read: str, key: str) -> Check:
+    """`check` for a read that lists the owner's records (`ToolSpec.lists`) instead of taking the record's `key`:
+    a reference to the read asks nothing of `key`, and an order between the read and another call joins on nothing
+    (the read's list holds the record; a read of another owner's list fails and counts for nothing); what is told
+    after the read counts from its first successful call, since every later read lists the same records."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            if out.get("tool") == read and isinstance(out.get("args"), dict) and key in out["args"]:
+                out["args"] = {k: v for k, v in out["args"].items() if k != key}
+            if out.get("type") == "communicated" and isinstance(out.get("after"), dict) and \
+                    out["after"].get("tool") == read:
+                out["since"] = "first"  # the list showed the record the first time it was read
+            reads = [out.get(side) for side in ("first", "then")]
+            if any(isinstance(r, dict) and r.get("tool") == read for r in reads) and key in (out.get("join") or []):
+                out["join"] = [j for j in out["join"] if j != key]
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return Check.model_validate(walk(check.model_dump(mode="json")))

@@ -37,6 +37,9 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         gate = as_the_policy_says(gate, policy, write)
         wrote, held = gate_evidence(index, read, write, key, gate)
         stated = policy_support(policy, gate, write) >= 2
+        contradicted = gate_contradicted(index, read, write, key, gate)
+        if not stated and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
+            return {}, ""  # the passed runs wrote on the blocked side too: no gate the runs show
         source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
                   "with a blocked value left alone by passed runs or written against the expected actions; the policy "
                   + ("states it" if stated else "names the field or its values, in no sentence about this write")
@@ -49,6 +52,9 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
 GATE_NOTE = "The write is allowed only when"  # the capability's description states its gate after these words
 WEAK_EVIDENCE = "weak evidence"
 WEAK_BELOW = 3  # records on the blocked side under which a gate the policy does not state is flagged
+# A gate the policy does not state is no gate when more than this share of the passed runs' writes took a record on its
+# blocked side (a field that merely shifted between the branches of a conditional, or between declined confirmations).
+CONTRADICTED_SHARE = 0.2
 
 
 def gate_evidence(index: ResultIndex, read: str, write: str, key: str, gate: dict[str, Any]) -> tuple[int, int]:
@@ -64,6 +70,15 @@ def gate_evidence(index: ResultIndex, read: str, write: str, key: str, gate: dic
     held = sum(c[1] for v, c in outcomes.items() if str(v) in blocked) + \
         sum(c[1] for v, c in judged.items() if str(v) in blocked)
     return wrote, held
+
+
+def gate_contradicted(index: ResultIndex, read: str, write: str, key: str, gate: dict[str, Any]) -> int:
+    """Writes passed runs made on a record with a blocked value: what a gate the runs really show never has."""
+    blocked = set(map(str, gate["blocked"]))
+    before = index.before_write.get((read, write, key), {}).get(gate["field"], {})
+    outcomes = index.outcomes.get((read, write), {}).get(gate["field"], {})
+    return max(sum(n for v, n in before.items() if str(v) in blocked),
+               sum(c[0] for v, c in outcomes.items() if str(v) in blocked))
 
 
 def as_the_policy_says(gate: dict[str, Any], policy: str, write: str) -> dict[str, Any]:

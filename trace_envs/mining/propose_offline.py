@@ -25,7 +25,9 @@ from trace_envs.spec.policy_text import excerpt, with_current_time
 from trace_envs.spec.rules import Condition, PolicyRules, WriteRule
 from trace_envs.trajectories.handoff import is_handoff
 from trace_envs.trajectories.models import Run
-from trace_envs.trajectories.results import ResultIndex, gate_candidates
+from trace_envs.families.kit import listing_check
+from trace_envs.spec.model import ListedRecords
+from trace_envs.trajectories.results import ResultIndex, gate_candidates, items_at
 
 def slug(text: str, limit: int = 63) -> str:
     s = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
@@ -40,9 +42,12 @@ def _domain_slug(domain: str) -> str:
     return d[:41] if d and d[0].isalpha() else "custom"
 
 
-def _pairs(runs: list[Run], kinds: dict[str, str]) -> Counter:
-    """(read, write, key) -> how often a write call was preceded by the read with the same value of `key`."""
+def _pairs(runs: list[Run], kinds: dict[str, str], listed: dict[str, tuple[str, str]] | None = None) -> Counter:
+    """(read, write, key) -> how often a write call was preceded by the read with the same value of `key`, or by a
+    listing read (`listed`: read -> (list path, id field), see `ResultIndex.listed`) that listed the record whose id
+    the write passed as `key`."""
     counts: Counter = Counter()
+    listed = listed or {}
     for run in runs:
         seen: dict[tuple[str, str], set[str]] = {}
         for c in run.agent_calls:
@@ -51,6 +56,15 @@ def _pairs(runs: list[Run], kinds: dict[str, str]) -> Counter:
                 for k, v in c.arguments.items():
                     if isinstance(v, (str, int, float)):
                         seen.setdefault((k, str(v)), set()).add(c.name)
+                if c.name in listed and c.result and not c.error:
+                    try:
+                        data = json.loads(c.result)
+                    except (ValueError, RecursionError):
+                        data = None
+                    path, field = listed[c.name]
+                    for item in items_at(data, path):
+                        if isinstance(item.get(field), str):
+                            seen.setdefault((field, item[field]), set()).add(c.name)
             elif kind == "write":
                 for k, v in c.arguments.items():
                     if isinstance(v, (str, int, float)):
@@ -98,18 +112,29 @@ class _Builder:
         for s in specs:
             if p.results.get(s.name) and not s.result_examples:
                 s.result_examples = list(p.results[s.name])[:50]
+        read = p.roles.get("read")
+        label_check = p.label_check
+        listing = self.listing(read, p.roles.get("key"))
+        if listing is not None:
+            # The read takes the owner's id and lists the records; the key is a listed record's own id: the spec
+            # says so (the env lists the scenario's records), and no check asks the read for the record's key.
+            for s in specs:
+                if s.name == read:
+                    s.lists = listing
+            check = listing_check(check, read, listing.id)
+            label_check = listing_check(label_check, read, listing.id)
         writes = [t.name for t in specs if t.kind == "write"]
         handoffs = [t for k, t in p.roles.items() if k == "handoff"]
         terms = [str(params.get("field", "")).split(".")[-1], *map(str, params.get("blocked", []))]
         shown = with_current_time(excerpt(self.policy, writes, handoffs, terms), self.rules.now)[:20_000]
         rules = self.rules.model_copy(update={"writes": [r for r in self.rules.writes if r.tool in tools]})
-        read = p.roles.get("read")
-        invariants = list(getattr(self.profile, "invariants", {}).get(read, [])) if read else []
+        # invariants learned on a listing read's whole results address the list, not the records a scenario draws
+        invariants = list(getattr(self.profile, "invariants", {}).get(read, [])) if read and listing is None else []
         try:
             spec = CapabilitySpec(
                 name=n, description=description, family=family, domain=self.domain, tools=specs, roles=p.roles,
                 params=params, policy=shown, rules=rules, invariants=invariants, check=check,
-                label_check=p.label_check,
+                label_check=label_check,
             )
         except ValueError as exc:  # e.g. a family whose env needs a role the data cannot supply
             why = str(exc).split("Value error, ", 1)[-1].split(" [type=", 1)[0].strip()
@@ -117,6 +142,19 @@ class _Builder:
             return
         self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin,
                                   detector=found.name))
+
+
+    def listing(self, read: str | None, key: str | None) -> ListedRecords | None:
+        """How `read` lists the records whose own id is `key`, when it is a listing read (see `ResultIndex.listed`)
+        taking one argument other than `key`."""
+        where = self.index.listed.get(read or "")
+        if where is None or where[1] != key:
+            return None
+        tool = self.profile.tools.get(read)
+        args = [a for a in ((tool.parameters or {}).get("properties", {}) if tool is not None else {}) if a != key]
+        if len(args) != 1:
+            return None
+        return ListedRecords(by=args[0], path=where[0], id=key)
 
 
 def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run] | None = None) -> PolicyRules:
@@ -230,8 +268,9 @@ def proposal_context(profile: Any, runs: list[Run], min_calls: int = 2, rules: P
     if not writes:
         writes = [n for n, t in profile.tools.items() if t.kind == "write"]
     handoffs = [n for n, t in profile.tools.items() if t.kind != "read" and is_handoff(n, profile)]
+    index = ResultIndex(runs, kinds, verdicts=_verdicts(kinds, attributions))
     return ProposalContext(
-        profile=profile, index=ResultIndex(runs, kinds, verdicts=_verdicts(kinds, attributions)), pairs=_pairs(runs, kinds), gt_counts=gt_counts,
+        profile=profile, index=index, pairs=_pairs(runs, kinds, index.listed), gt_counts=gt_counts,
         gt_numeric=gt_numeric, has_gt=has_gt, reads=reads, writes=[w for w in writes if w not in handoffs],
         handoffs=handoffs, rules=rules, runs=runs,
     )

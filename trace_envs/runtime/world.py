@@ -25,7 +25,7 @@ from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.runtime.records import example_for, fixed_positions, get_path, like_id, set_path, unique_ids
 from trace_envs.runtime.scenario import ToolError
-from trace_envs.spec.model import CapabilitySpec, ToolSpec
+from trace_envs.spec.model import CapabilitySpec, ListedRecords, ToolSpec
 from trace_envs.spec.rules import Decision
 from trace_envs.trajectories.invariants import NOW, date_key, is_date, leaf_paths, owner_violations, values_at, violations
 
@@ -74,13 +74,20 @@ class RecordSource:
     def __init__(self, spec: CapabilitySpec, read: str | None, key: str, rng: np.random.Generator):
         # Without a read (a booking addressed by the member id the user states), the record is the key alone.
         tool = spec.tool(read) if read else None
-        pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
+        self.lists = listing_of(spec, read, key)
+        if self.lists is not None and tool is not None:
+            # a read that lists the owner's records: the records are the list's items, the owner the read's argument
+            pool = _listed_pool(tool, self.lists)
+        else:
+            pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
         if tool and not pool and _one_record(tool.result_example) is not None:
             pool = [_one_record(tool.result_example)]
         self.spec, self.key, self.rng = spec, key, rng
         self.pool = pool or [{}]
-        self.owner_field = owner_field(spec)
+        self.owner_field = owner_field(spec) if self.lists is None else None
         owners = [v for r in self.pool for v in values_at(r, self.owner_field or "") if isinstance(v, str)]
+        if self.lists is not None and tool is not None:
+            owners = _listing_owners(tool, self.lists)
         # the scenario's user is any of the real owners (a fresh id in its shape), not always the first one's twin
         self.owner = like_id(owners[int(rng.integers(len(owners)))], rng) if owners else None
         keys = [r[key] for r in self.pool if isinstance(r.get(key), str)]
@@ -127,6 +134,64 @@ class RecordSource:
         if owner_violations(out, self.spec.invariants):
             raise ScenarioError("the scenario's records have several owners")
         return out
+
+
+def listing_of(spec: CapabilitySpec, read: str | None, key: str | None) -> ListedRecords | None:
+    """How `read` lists the records keyed by `key`, when the spec says it lists them (`ToolSpec.lists`)."""
+    if not read or not key:
+        return None
+    lists = spec.tool(read).lists
+    return lists if lists is not None and lists.id == key else None
+
+
+def _items(result: Any, path: str) -> list[dict[str, Any]]:
+    found, node = get_path(result, path) if path else (True, result)
+    return [x for x in node if isinstance(x, dict)] if found and isinstance(node, list) else []
+
+
+def _listed_pool(tool: ToolSpec, lists: ListedRecords) -> list[dict[str, Any]]:
+    """The distinct records a listing read's real results listed (first seen first)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for result in [*tool.result_examples, tool.result_example]:
+        for item in _items(result, lists.path):
+            if isinstance(item.get(lists.id), str):
+                seen.setdefault(json.dumps(item, sort_keys=True), item)
+    return list(seen.values())
+
+
+def _listing_owners(tool: ToolSpec, lists: ListedRecords) -> list[str]:
+    """Real values of the listing read's argument: its examples, else the owner field its results echo."""
+    schema = tool.properties.get(lists.by)
+    owners = [e for e in (schema.get("examples") or [] if isinstance(schema, dict) else []) if isinstance(e, str)]
+    for result in [*tool.result_examples, tool.result_example]:
+        if isinstance(result, dict) and isinstance(result.get(lists.by), str):
+            owners.append(result[lists.by])
+    return owners
+
+
+def owner_label(lists: ListedRecords) -> str:
+    """The fact under which the user states whose records a listing read lists ("member id")."""
+    return lists.by.replace("_", " ")
+
+
+def list_records(tool: ToolSpec, lists: ListedRecords, state: dict[str, Any], args: dict[str, Any],
+                 owner: str | None) -> Any:
+    """A listing read's reply: every record of the scenario in the list (the scenario's records are its owner's,
+    the user who states `owner`), inside the real result's wrapper with the owner's id where it echoes it; another
+    owner's id is not found."""
+    value = args.get(lists.by)
+    if owner is None or value != owner:
+        raise ToolError(f"{lists.by} {value!r} not found")
+    records = [_copy(r) for r in state["records"].values()]
+    state["reads"].extend(rid for rid in state["records"])
+    example = next((r for r in [*tool.result_examples, tool.result_example] if _items(r, lists.path)), None)
+    if not lists.path or not isinstance(example, dict):
+        return records
+    reply = _copy(example)
+    if lists.by in reply:
+        reply[lists.by] = owner
+    set_path(reply, lists.path, records)
+    return reply
 
 
 # A record no stated rule decides: the scenario must not use it (see `time_neutral`).
@@ -387,6 +452,10 @@ class RecordEnv(TraceEnv):
         roles = self.SPEC.roles
         key = roles["key"]
         if name == roles.get("read"):
+            lists = listing_of(self.SPEC, name, key)
+            if lists is not None:
+                owner = self.scenario.facts.get(owner_label(lists)) if self.scenario is not None else None
+                return list_records(self.SPEC.tool(name), lists, state, args, owner)
             return read_record(state, key, args)
         if name == roles.get("handoff"):
             state.setdefault("handoffs", []).append(dict(args))

@@ -24,6 +24,18 @@ ARG_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 ToolKind = Literal["read", "write", "other"]
 
 
+class ListedRecords(BaseModel):
+    """How a read that lists a customer's records answers: it takes their owner's id (`by`, e.g. a member id) and
+    returns every record in a list (at `path` of the result, "" when the result is the list), each addressed by its
+    own id field (`id`, the key the writes take). A scenario's records are the list's items."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: str = Field(pattern=ARG_NAME_PATTERN, description="The read's argument: whose records it lists.")
+    path: str = Field(default="", max_length=200, description="Dotted path of the list in the result.")
+    id: str = Field(pattern=ARG_NAME_PATTERN, description="The listed records' own id field (the writes' key).")
+
+
 class ToolSpec(BaseModel):
     """A target tool as the env must expose it: same name, argument schema and result shape as the real one."""
 
@@ -49,6 +61,8 @@ class ToolSpec(BaseModel):
     arg_sources: dict[str, str] = Field(
         default_factory=dict, description="Arguments whose value is a field of the record written (arg -> dotted path)."
     )
+    lists: ListedRecords | None = Field(
+        default=None, description="A read that answers with a list of its argument's records (see ListedRecords).")
 
     @field_validator("parameters")
     @classmethod
@@ -68,6 +82,8 @@ class ToolSpec(BaseModel):
         data = handler(self)
         if data.get("result_style") == "json":
             del data["result_style"]
+        if "lists" in data and data["lists"] is None:
+            del data["lists"]
         return data
 
     @property

@@ -5,6 +5,12 @@ result field an argument's value comes from; aggregation a numeric field; inform
 `ResultIndex` keeps, per read tool, the flattened results the agent saw, the records that preceded each write in passed
 runs, and where a write argument's value appeared earlier; `gate_params` reads a policy gate off it. The families'
 `infer_params` turn these into parameters.
+
+A read may answer with a list of records (`get_holds(member_id) -> {"holds": [{"hold_id": ..., "status": ...}, ...]}`)
+while a write takes one record's own id (`cancel_hold(hold_id)`). Such a read is *listing* (`listed_records`): each
+listed record is indexed by its own id field, the field whose values the runs' later calls pass as arguments, with
+its paths relative to the record; so the record a write targeted is the one its gate, claim, condition and amount
+are learned from, not the list's first item.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from trace_envs.trajectories.models import Run
 MAX_ENUM_VALUES = 8
 MAX_RESULTS_PER_TOOL = 400
 MAX_OPENINGS = 200
+MIN_LISTED_HITS = 2
+MIN_IDENTIFIER_SHARE = 0.8
 
 
 def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
@@ -39,8 +47,94 @@ def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
     return out
 
 
+MAX_LIST_WRAPPER_LEAVES = 3
+
+
+def record_lists(data: Any) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(dotted path, items) of the list of records a result *is*: the result itself when it is a list of objects
+    (path ""), or the one field of an object that holds such a list beside at most MAX_LIST_WRAPPER_LEAVES other
+    values (an owner id, a count). A record that merely contains a list (a reservation's payment history beside its
+    dozen fields) lists nothing: the reservation is the record."""
+    if isinstance(data, list):
+        return [("", data)] if data and all(isinstance(x, dict) for x in data) else []
+    if not isinstance(data, dict):
+        return []
+    lists = [(k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, list) and v
+             and all(isinstance(x, dict) for x in v)]
+    if len(lists) != 1:
+        return []
+    path, items = lists[0]
+    rest = flatten({k: v for k, v in data.items() if k != path})
+    return [(path, items)] if len(rest) <= MAX_LIST_WRAPPER_LEAVES else []
+
+
+def items_at(data: Any, path: str) -> list[dict[str, Any]]:
+    """The records of the list at `path` of a parsed result (see `record_lists`); empty when there is none."""
+    node = data
+    for part in path.split(".") if path else []:
+        node = node.get(part) if isinstance(node, dict) else None
+    return [x for x in node if isinstance(x, dict)] if isinstance(node, list) else []
+
+
+def listed_record(data: Any, lists: tuple[str, str] | list[str], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The flattened record of a listing read's parsed result (`lists`: (list path, id field), see `listed_records`)
+    whose own id a later call passes among its `arguments`; None when it lists none of them."""
+    path, field = lists
+    ids = {v for v in arguments.values() if isinstance(v, str)}
+    return next((flatten(item) for item in items_at(data, path) if item.get(field) in ids), None)
+
+
+def listed_records(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Read tool -> (path of its result's list of records, the records' own id field), for reads whose listed
+    records the runs' later calls address one by one: the item field whose values later agent calls (of another tool)
+    pass as an argument most often, seen at least MIN_LISTED_HITS times. A list whose items no call picks out (a
+    search's options, a payment history) is no list of records to index; nor is one a read answers for words (a
+    search's `query: "Ulysses"`): a listing read takes whose records to list, an identifier (a digit, no space) in
+    most of its calls."""
+    hits: Counter = Counter()
+    keyed: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # read -> [calls by identifiers, calls]
+    for run in runs:
+        shown: dict[str, set[tuple[str, str, str]]] = defaultdict(set)  # value -> (read, list path, field)
+        for call in run.tool_calls:
+            if call.requestor != "agent":
+                continue
+            if kinds.get(call.name) == "read" and call.result and not call.error:
+                values = [v for v in call.arguments.values() if isinstance(v, str)]
+                keyed[call.name][0] += bool(values) and all(_identifier(v) for v in values)
+                keyed[call.name][1] += 1
+                try:
+                    data = json.loads(call.result)
+                except (ValueError, RecursionError):
+                    data = None
+                for path, items in record_lists(data):
+                    for item in items:
+                        for field, value in item.items():
+                            if isinstance(value, str) and value:
+                                shown[value].add((call.name, path, field))
+                continue
+            for value in call.arguments.values():
+                if isinstance(value, str):
+                    for read, path, field in shown.get(value, ()):
+                        if read != call.name:
+                            hits[(read, path, field)] += 1
+    best: dict[str, tuple[int, str, str]] = {}
+    for (read, path, field), n in hits.items():
+        by_id, calls = keyed[read]
+        if by_id < MIN_IDENTIFIER_SHARE * calls:
+            continue
+        if n >= MIN_LISTED_HITS and (read not in best or (n, path, field) > best[read]):
+            best[read] = (n, path, field)
+    return {read: (path, field) for read, (_, path, field) in best.items()}
+
+
+def _identifier(value: str) -> bool:
+    """A value that names a record or person (`M-1042`, `emp_77`), not words: a digit and no space."""
+    return any(c.isdigit() for c in value) and not any(c.isspace() for c in value)
+
+
 class ResultIndex:
-    """For each read tool and key argument, the flattened results the agent saw, in order, per run."""
+    """For each read tool and key argument, the flattened results the agent saw, in order, per run; a listing read's
+    records also by their own ids (`listed`)."""
 
     def __init__(self, runs: Iterable[Run], kinds: dict[str, str],
                  verdicts: Callable[[Run], dict[int, bool]] | None = None):
@@ -63,6 +157,8 @@ class ResultIndex:
             lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
         writes = sorted(t for t, k in kinds.items() if k == "write")
         seen_per_tool: Counter = Counter()
+        runs = list(runs)
+        self.listed = listed_records(runs, kinds)
         for run in runs:
             if run.success:
                 for name in {c.name for c in run.agent_calls if kinds.get(c.name) != "read"}:
@@ -72,6 +168,10 @@ class ResultIndex:
             last: dict[tuple[str, str], dict[str, Any]] = {}  # (read tool, key value) -> flattened result
             last_of: dict[str, dict[str, Any]] = {}  # read tool -> its latest flattened result
             found_by: dict[tuple[str, str], dict[str, Any]] = {}  # as `last`, one-record searches included
+            listed_ids: set[str] = set()  # keys of `last` that are listed records' own ids
+            addressed = {v for c in run.agent_calls for v in c.arguments.values() if isinstance(v, str)} \
+                if self.listed else set()
+            user_text = run_user_text(run) if self.listed else ""
             judged = verdicts(run) if verdicts is not None else {}
             for pos, call in enumerate(run.tool_calls):
                 if call.requestor != "agent":
@@ -93,16 +193,31 @@ class ResultIndex:
                     for value in call.arguments.values():
                         if isinstance(value, str) and found:
                             found_by[(call.name, value)] = found
-                    if not flat:
+                    records = self._listed(call.name, call.result)
+                    for rid, record in records:
+                        found_by[(call.name, rid)] = record
+                    if not flat and not records:
                         continue
                     if seen_per_tool[call.name] < MAX_RESULTS_PER_TOOL:
                         seen_per_tool[call.name] += 1
                         for path, value in flat.items():
                             self.fields[call.name][path][_hashable(value)] += 1
-                    last_of[call.name] = flat
-                    for value in call.arguments.values():
-                        if isinstance(value, str):
-                            last[(call.name, value)] = flat
+                        # each listed record the run dealt with (a call took its id, or the user named it)
+                        # counts once, under its own paths (a gate's field is the record's): the rest of the list
+                        # is no record anyone read for a request, as a one-record read's is
+                        for rid, record in records:
+                            if rid not in addressed and rid.lower() not in user_text:
+                                continue
+                            for path, value in record.items():
+                                self.fields[call.name][path][_hashable(value)] += 1
+                    if flat:
+                        last_of[call.name] = flat
+                        for value in call.arguments.values():
+                            if isinstance(value, str):
+                                last[(call.name, value)] = flat
+                    for rid, record in records:
+                        last[(call.name, rid)] = record
+                        listed_ids.add(rid)
                 elif kind in ("write", "other"):
                     if run.success:
                         for read, flat in last_of.items():
@@ -120,11 +235,26 @@ class ResultIndex:
                                 if field_value == value and run.success:
                                     self.arg_sources[(read, call.name, arg)][path] += 1
             if run.success and last:
-                self._outcomes(run, writes, last)
+                self._outcomes(run, writes, last, listed_ids)
 
-    def _outcomes(self, run: Run, writes: list[str], last: dict[tuple[str, str], dict[str, Any]]) -> None:
+    def _listed(self, read: str, raw: str) -> list[tuple[str, dict[str, Any]]]:
+        """(own id, flattened record) of each record a listing read's result lists (see `listed_records`)."""
+        where = self.listed.get(read)
+        if where is None:
+            return []
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            return []
+        path, field = where
+        return [(item[field], flatten(item)) for item in items_at(data, path)
+                if isinstance(item.get(field), str) and item[field]]
+
+    def _outcomes(self, run: Run, writes: list[str], last: dict[tuple[str, str], dict[str, Any]],
+                  listed_ids: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         """What a passed run did with each record it read, for every write the user asked for by its verb: wrote it
-        (a call of the write took the record's key value) or left it alone."""
+        (a call of the write took the record's key value) or left it alone. A listed record (`listed_ids`) left alone
+        counts only when the user named it: the rest of the customer's list was never asked about."""
         asked_text = run_user_text(run)
         for write in writes:
             values = {str(v) for c in run.agent_calls if c.name == write and not c.error
@@ -135,6 +265,8 @@ class ResultIndex:
             for (read, key_value), flat in last.items():
                 side = 0 if key_value in values else 1
                 if side and values:  # it wrote another record: this one was only read
+                    continue
+                if side and key_value in listed_ids and key_value.lower() not in asked_text:
                     continue
                 for path, field_value in flat.items():
                     self.outcomes[(read, write)][path][_hashable(field_value)][side] += 1

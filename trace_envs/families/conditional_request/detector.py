@@ -17,7 +17,7 @@ from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContex
 from trace_envs.mining.gates import rules_gate
 from trace_envs.runtime.phrases import path_words
 from trace_envs.trajectories.kinds import kind_from_name
-from trace_envs.trajectories.results import ResultIndex, flatten
+from trace_envs.trajectories.results import ResultIndex, flatten, listed_record
 
 MIN_SUPPORT = 2  # writes seen after a read of each branch's value before a split counts as the runs' own
 MAX_PER_READ = 3
@@ -27,7 +27,8 @@ MIN_CONDITIONAL_RUNS = 2  # one user's conditional is no recurring request
 # it be ..."
 _IF = re.compile(r"\b(?:if|in case|unless|provided|assuming)\b|(?:^|[.!?]\s+)should (?:it|my|the|they|that)\b", re.I)
 _ALTERNATIVE = re.compile(r"^\W*(?:if not|otherwise|else|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't)\b"
-                          r"|[,;]\s*(?:otherwise|or else|else|if not|if there(?:'s| is) not?)\b", re.I)
+                          r"|[,;]\s*(?:otherwise|or else|else|if not|if there(?:'s| is) not?"
+                          r"|if (?:it|that|they)(?:'s| is| are) not|if (?:it|that) isn't|if they aren't)\b", re.I)
 # "if" in phrases that put no condition on a record ("if that's possible", "let me know if", "what if").
 _NO_CONDITION = re.compile(r"\bif (?:that['’]?s|that is|it['’]?s|it is) (?:possible|okay|ok|alright|all right)\b|\bif possible\b"
                            r"|\bif (?:that|it) helps\b|\b(?:know|what|not sure|wonder(?:ing)?|even|as|see|check) if\b",
@@ -73,21 +74,28 @@ def named_value(run: Any, values: list[Any]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _branch_seen(run: Any, read: str, write: str, alt: str, field: str) -> tuple[Any, str | None]:
-    """The value of `field` the last `read` before the first of the two writes returned, and that write."""
+def _branch_seen(run: Any, read: str, write: str, alt: str, field: str, lists: Any = None) -> tuple[Any, str | None]:
+    """The value of `field` the last `read` before the first of the two writes returned, and that write. A listing
+    read (`lists`: (list path, id field)) shows it on the listed record the write then took."""
     seen: Any = None
+    listed: Any = None
     for c in run.agent_calls:
         if c.error:
             continue
         if c.name == read:
             parsed = parse_result(c.result) if c.result else None
-            seen = (flatten(parsed) if isinstance(parsed, dict) else {}).get(field, seen)
+            if lists:
+                listed = parsed
+            else:
+                seen = (flatten(parsed) if isinstance(parsed, dict) else {}).get(field, seen)
         elif c.name in (write, alt):
+            if lists and listed is not None:
+                seen = (listed_record(listed, lists, c.arguments) or {}).get(field)
             return seen, c.name
     return seen, None
 
 
-def named_split(index: ResultIndex, runs: list[Any], read: str, write: str, alt: str
+def named_split(index: ResultIndex, runs: list[Any], read: str, write: str, alt: str, lists: Any = None
                 ) -> tuple[str, list[str], list[str], int, bool] | None:
     """When users name the condition's value themselves: the enum field of `read`'s records whose value, in passed
     runs, equals the value the user named exactly when one of the writes was made (and differs when the other was):
@@ -104,7 +112,7 @@ def named_split(index: ResultIndex, runs: list[Any], read: str, write: str, alt:
             if not run.success:
                 continue
             named = named_value(run, values)
-            seen, made = _branch_seen(run, read, write, alt, path) if named else (None, None)
+            seen, made = _branch_seen(run, read, write, alt, path, lists) if named else (None, None)
             if made is None or seen is None:
                 continue
             sides[(str(seen) == named, made == write)] += 1
@@ -175,21 +183,28 @@ def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> boo
 
 
 def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None, field: str | None,
-                     values: list[Any], others: list[Any]) -> Label:
+                     values: list[Any], others: list[Any], lists: Any = None) -> Label:
     """Without expected actions: the last value of `field` the read returned before the first of the two writes
-    selects the branch; a branch written without reading the fact first is LACKING."""
+    selects the branch (for a listing read, `lists`, on the listed record the write took); a branch written without
+    reading the fact first is LACKING."""
     if not field:
         return "NA"
     seen: Any = None
+    listed: Any = None
     made: list[str] = []
     for c in view.run.agent_calls:
         if c.error:
             continue
         if c.name == read and not made:
             parsed = parse_result(c.result) if c.result else None
-            flat = flatten(parsed) if isinstance(parsed, dict) else {}
-            seen = flat.get(field, seen)
+            if lists:
+                listed = parsed
+            else:
+                flat = flatten(parsed) if isinstance(parsed, dict) else {}
+                seen = flat.get(field, seen)
         elif c.name in (write, alt):
+            if lists and listed is not None and not made:
+                seen = (listed_record(listed, lists, c.arguments) or {}).get(field)
             made.append(c.name)
     if not made:
         return "NA"
@@ -249,7 +264,7 @@ class ConditionalRequestDetector(Detector):
             made = chosen in view.called and not a.of("missing_write", chosen)
             return "PRESENT" if made and skipped not in view.called else "NA"
         return _label_from_read(view, read, write, alt, key, args.get("field"), args.get("values") or [],
-                                args.get("other_values") or [])
+                                args.get("other_values") or [], args.get("lists"))
 
     def portable_check(self, roles: dict[str, str]) -> tuple[Check, dict[str, Any]] | None:
         r, w, alt, k = roles.get("read"), roles.get("write"), roles.get("alt"), roles.get("key")
@@ -301,16 +316,19 @@ class ConditionalRequestDetector(Detector):
         out = []
         for r in ctx.reads:
             found = []
-            for k in ctx.args(r):
+            lists = ctx.index.listed.get(r)
+            # a read listing the user's records also keys them by their own id (the writes' key)
+            for k in [*ctx.args(r), *([lists[1]] if lists and lists[1] not in ctx.args(r) else [])]:
                 if k in FREE_TEXT_ARGS:
                     continue
+                by_list = lists if lists and k == lists[1] else None
                 after = sorted(w for w in ctx.writes if ctx.pairs[(r, w, k)])
                 for i, w in enumerate(after):
                     for alt in after[i + 1:]:
                         split = branch_split(ctx.index, r, w, alt, k, ctx.rules)
                         first, second = w, alt
                         if split is None:
-                            named = named_split(ctx.index, ctx.runs, r, w, alt)
+                            named = named_split(ctx.index, ctx.runs, r, w, alt, by_list)
                             if named is not None:
                                 split, (first, second) = named[:4], ((alt, w) if named[4] else (w, alt))
                         if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
@@ -324,7 +342,8 @@ class ConditionalRequestDetector(Detector):
                     "first and make only the write its value selects.",
                     roles={"read": r, "write": w, "alt": alt, "key": k},
                     label_check=_read_before_branch(r, w, alt, k),
-                    label_args={"read": r, "write": w, "alt": alt, "key": k, **params},
+                    label_args={"read": r, "write": w, "alt": alt, "key": k, **params,
+                                **({"lists": list(lists)} if lists and k == lists[1] else {})},
                     params=params,
                 ))
         return out
