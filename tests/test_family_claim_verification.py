@@ -255,25 +255,3 @@ def test_a_randomized_claim_env_publishes_where_the_policy_asks_for_confirmation
     assert (cand.spec.roles["read"], cand.spec.roles["write"]) == ("getPermit", "cancelParkingTicket")
     assert publish_problem(cand.spec) is None
 
-
-def test_a_claim_worded_otherwise_than_the_records_value_is_learned_from_the_runs(tmp_path):
-    """A randomized insurance desk (written by the randomizer, not against this family): users say "I already paid the
-    overdue premium", the record's payment status says `received` or `bounced`. No user says `received`; the runs
-    teach that the passed runs reinstate on `received` and that "paid" opens the users' assertions before it. The
-    planted trusts_claim deficit is recovered by this family, nothing else is kept for a claim, and the env publishes."""
-    from trace_envs.datasets.randomized import random_domain
-    from trace_envs.families.claim_verification.detector import learned_forms
-    from trace_envs.mining.pipeline import MineOptions, mine
-
-    dom = random_domain(20)
-    deficit = next(d for d in dom.deficits.values() if d.family == "claim_verification")
-    runs = load_runs([dom.write_runs(dom.runs(), tmp_path)]).runs
-    users = " ".join(m["content"].lower() for r in runs for m in r.messages
-                     if m.get("role") == "user" and isinstance(m.get("content"), str))
-    assert "received" not in users and "paid" in users
-    result = mine(runs, options=MineOptions())
-    claims = [c for c in result.capabilities if c.family == "claim_verification"]
-    assert [(c.roles["read"], c.roles["write"]) for c in claims] == [tuple(deficit.tools)]
-    assert claims[0].params["field"].endswith("payment_status") and claims[0].params["claimed"] == "received"
-    assert dom.score_recovery([c.model_dump() for c in result.capabilities])["precision"] == 1.0
-    assert learned_forms.__doc__  # the mechanism the docstring above names

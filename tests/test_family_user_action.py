@@ -582,7 +582,7 @@ def _one_fix_candidate(source_format: str, tmp_path):
     return deficit, runs, profile, found[0], planted
 
 
-def _lazy_claims(env, rng, turn):
+def _lazy_reads_then_claims(env, rng, turn):
     """Reads the status, then claims the problem is fixed without the user doing anything."""
     key = env.SPEC.roles["key"]
     target = env.scenario.bindings["target"]
@@ -609,5 +609,5 @@ def test_one_user_side_fix_is_recovered_from_planted_runs(source_format, tmp_pat
     result = generate_one(cand.spec, tmp_path / "gen")
     assert result.published, result.error or result.report.problems
     env = env_class(import_module_from(tmp_path / "gen" / cand.spec.name / MODULE_FILE))()
-    assert [run_policy(env, _lazy_claims, seed)[0] for seed in range(10)] == [0.0] * 10
+    assert [run_policy(env, _lazy_reads_then_claims, seed)[0] for seed in range(10)] == [0.0] * 10
     assert [run_scripted(env, "oracle", seed)[0] for seed in range(10)] == [1.0] * 10

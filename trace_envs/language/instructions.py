@@ -20,6 +20,11 @@ from trace_envs.language.patterns import phrases_regex, verb_phrases_regex
 from trace_envs.language.plain import MAX_READ, normalize
 from trace_envs.language.sentences import SENTENCE_END
 
+# An agent asking the user to do something, the verb it asks for captured ("could you please open ...", "you'll need to
+# go ahead and allow ..."): how real agents word the request in the runs a user-side fix is learned from.
+ASKED_VERB = re.compile(r"\b(?:please|kindly|need you to|you'll need to|you need to|could you|can you)\s+"
+                        r"(?:please\s+)?(?:go ahead and\s+)?([a-z]+)\b")
+
 _DEVICE = re.compile(
     r"\b(phone|device|settings|status bar|apn|sim|app|screen|vpn|data saver|wi-?fi|airplane|mobile data|network|"
     r"signal|permissions?|internet|mms|picture message|payment requests?|pin|speed test)\b"

@@ -38,7 +38,7 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         wrote, held = gate_evidence(index, read, write, key, gate)
         stated = policy_support(policy, gate, write) >= 2
         contradicted = gate_contradicted(index, read, write, key, gate)
-        if not stated and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
+        if not stated and contradicted >= CONTRADICTED_MIN and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
             return {}, ""  # the passed runs wrote on the blocked side too: no gate the runs show
         source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
                   "with a blocked value left alone by passed runs or written against the expected actions; the policy "
@@ -55,6 +55,7 @@ WEAK_BELOW = 3  # records on the blocked side under which a gate the policy does
 # A gate the policy does not state is no gate when more than this share of the passed runs' writes took a record on its
 # blocked side (a field that merely shifted between the branches of a conditional, or between declined confirmations).
 CONTRADICTED_SHARE = 0.2
+CONTRADICTED_MIN = 3  # fewer such writes are what a disjunctive rule's other branch (a business-class cancel) leaves
 
 
 def gate_evidence(index: ResultIndex, read: str, write: str, key: str, gate: dict[str, Any]) -> tuple[int, int]:

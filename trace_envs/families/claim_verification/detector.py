@@ -156,14 +156,12 @@ def _reads(run: Any, read: str, key: str | None, field: str) -> list[tuple[int, 
     return out
 
 
-def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[Any],
-                  forms: dict[Any, str] | None = None) -> Label | None:
+def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[Any]) -> Label | None:
     """PRESENT / LACKING of a run whose user claims a value of `field` (see the module docstring); None when it does
-    not apply (no claim, or neither a write nor a read of the record after the claim). `forms`: how users word each
-    value when the runs taught it (see `learned_forms`), else the values themselves."""
+    not apply (no claim, or neither a write nor a read of the record after the claim)."""
     writes = [c for c in run.agent_calls if c.name == write and not c.error]
     end = writes[0].message_index if writes else None
-    forms = forms or claim_forms(field, values)
+    forms = claim_forms(field, values)
     claimed = user_claims(run, list(forms), end, forms)
     if not claimed:
         return None
@@ -182,12 +180,10 @@ def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, 
     return None
 
 
-def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str
-                   ) -> tuple[str, Any, list[Any], dict[Any, str] | None] | None:
+def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tuple[str, str, list[str]] | None:
     """The enum field of `read`'s records whose values users claim in at least MIN_CLAIM_RUNS runs that read such a
     record, at least one of them a claim the record contradicts and one followed by `write`; with the value claimed
-    most often, every value seen (most seen first) and the forms learned from the runs (`learned_forms`) when the
-    values' own words are never claimed. None when no field qualifies."""
+    most often and every value seen (most seen first). None when no field qualifies."""
     best = None
     for path, counts in sorted(ctx.index.enum_fields(read).items()):
         if path == key or path.split(".")[-1] in OWNER_FIELDS:
@@ -196,109 +192,22 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str
         forms = claim_forms(path, values)
         if not forms or len(values) < 2 or not (len(forms) >= 2 or all(isinstance(v, bool) for v in values)):
             continue
-        found = _claimed(ctx, read, write, key, path, forms)
-        learned = None
-        if found is None and (learned := learned_forms(ctx, read, write, key, path, values)):
-            found = _claimed(ctx, read, write, key, path, learned)
-        if found is not None and (best is None or found[0] > best[0]):
+        claims: Counter = Counter()
+        runs = contradicted = written = 0
+        for run in ctx.runs:
+            reads = _reads(run, read, key, path)
+            made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
+            said = user_claims(run, list(forms), made[0] if made else None, forms) if reads else []
+            if not said:
+                continue
+            runs += 1
+            claims.update(said)
+            contradicted += any(v not in said for _, _, v in reads)
+            written += bool(made)  # the claim came before the write: it is the write's reason
+        if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or runs > best[0]):
             shown = values if all(isinstance(v, bool) for v in values) else list(forms)
-            best = (found[0], path, found[1], shown, learned)
+            best = (runs, path, claims.most_common(1)[0][0], shown)
     return best[1:] if best else None
-
-
-def _claimed(ctx: ProposalContext, read: str, write: str, key: str, path: str, forms: dict[Any, str]
-             ) -> tuple[int, Any] | None:
-    """(runs whose user claims a value of `path` in `forms`' words, the value claimed most) when at least
-    MIN_CLAIM_RUNS do, a record contradicts one claim and one claim is followed by `write`; else None."""
-    claims: Counter = Counter()
-    runs = contradicted = written = 0
-    for run in ctx.runs:
-        reads = _reads(run, read, key, path)
-        made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
-        said = user_claims(run, list(forms), made[0] if made else None, forms) if reads else []
-        if not said:
-            continue
-        runs += 1
-        claims.update(said)
-        contradicted += any(v not in said for _, _, v in reads)
-        written += bool(made)  # the claim came before the write: it is the write's reason
-    if runs >= MIN_CLAIM_RUNS and contradicted and written:
-        return runs, claims.most_common(1)[0][0]
-    return None
-
-
-# Words after an assertion that say nothing about a record's state.
-_FILLER = frozenset({"a", "an", "the", "my", "our", "your", "this", "that", "it", "its", "on", "of", "for", "in", "to",
-                     "and", "just", "also", "really", "still", "already", "been", "be", "have", "has", "had", "i",
-                     "me", "we", "you", "so", "here", "there", "calling", "contacting", "writing", "trying",
-                     "hoping", "looking", "sure", "glad", "happy", "sorry", "hi", "hello", "thanks", "customer",
-                     "member", "told", "getting", "can", "will", "d", "ll", "m", "s", "re", "ve", "know", "provide",
-                     "give", "see", "think", "got"}) | REQUESTS
-LEARNED_SHARE = 0.5  # of the runs asserting something before the write, the share that must use the learned word
-
-
-def learned_forms(ctx: ProposalContext, read: str, write: str, key: str, path: str, values: list[Any]
-                  ) -> dict[Any, str] | None:
-    """How users word a claim about `path` when they never say its values ("I already paid" of a payment status
-    `received`), learned from the runs: the value the passed runs wrote on in nearly every case is what a user
-    asking for `write` claims, and the claim's word is the one that opens the users' assertions (within two words)
-    before the write in most runs that read such a record and made it, other than the records' and tools' own words
-    and ids. None when the runs show no such value or word."""
-    wrote_on: Counter = Counter()
-    opened: Counter = Counter()
-    asserting = 0
-    own = set(re.findall(r"[a-z]+", " ".join([read, write, key, path]).lower()))
-    for run in ctx.runs:
-        reads = _reads(run, read, key, path)
-        if not reads:
-            continue
-        made = [c for c in run.agent_calls if c.name == write and not c.error]
-        if not made:
-            continue  # what users say before other requests is not this write's reason
-        if run.success:
-            before = [v for i, _, v in reads if i < made[0].message_index]
-            if before:
-                wrote_on[_hashable(before[-1])] += 1
-        end = made[0].message_index
-        words: set[str] = set()
-        for m in run.messages[:end]:
-            if m.get("role") == "user" and isinstance(m.get("content"), str):
-                for window in _assertion_windows(m["content"]):
-                    words.update(w for w in window[:2] if w.isalpha() and w not in _FILLER and w not in own)
-        if words:
-            asserting += 1
-            opened.update(words)
-    if not wrote_on or not opened:
-        return None
-    value, n = wrote_on.most_common(1)[0]
-    if n < 0.8 * sum(wrote_on.values()) or value not in [_hashable(v) for v in values] or not claimable(value):
-        return None
-    if not _gates(ctx.index.outcomes.get((read, write), {}).get(path) or {}, value):
-        return None
-    word, used = opened.most_common(1)[0]
-    if used < max(MIN_CLAIM_RUNS, LEARNED_SHARE * asserting):
-        return None
-    return {value: word}
-
-
-GATE_PURITY = 0.9  # the share of a value's records the passed runs treat alike (wrote, or read and left alone)
-
-
-def _gates(outcomes: dict[Any, list[int]], value: Any) -> bool:
-    """Whether the field gates the write in the passed runs (`ResultIndex.outcomes`: value -> [records written,
-    records read and left alone though the user asked]): they wrote on `value` (nearly always) and left records of
-    another value alone (nearly always), in at least MIN_CLAIM_RUNS records each. A claim's word is learned only for
-    a field that decides the write; a word common to some request (a driver named in it) is no claim."""
-    wrote, left = outcomes.get(value, [0, 0])
-    if wrote < MIN_CLAIM_RUNS or wrote < GATE_PURITY * (wrote + left):
-        return False
-    others = [(w, lt) for v, (w, lt) in outcomes.items() if v != value and w + lt]
-    return bool(others) and all(w <= (1 - GATE_PURITY) * (w + lt) for w, lt in others) and \
-        sum(lt for _, lt in others) >= MIN_CLAIM_RUNS
-
-
-def _hashable(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float, bool)) or value is None else repr(value)
 
 
 class ClaimVerificationDetector(Detector):
@@ -313,8 +222,7 @@ class ClaimVerificationDetector(Detector):
         field = args.get("field")
         if not (read and write and field and values):
             return "NA"
-        forms = {v: f for v, f in args.get("forms") or []} or None
-        verdict = claim_verdict(view.run, read, write, key, field, values, forms)
+        verdict = claim_verdict(view.run, read, write, key, field, values)
         if verdict is None:
             return "NA"
         a = view.attribution
@@ -337,7 +245,7 @@ class ClaimVerificationDetector(Detector):
             found = claimed_fields(ctx, r, w, k)
             if not found:
                 continue
-            field, claimed, values, learned = found
+            field, claimed, values = found
             refuted = [v for v in values if v != claimed]
             label = path_words(field)
             out.append(Proposal(
@@ -347,8 +255,7 @@ class ClaimVerificationDetector(Detector):
                 "what the record shows and change nothing.",
                 roles={"read": r, "write": w, "key": k},
                 label_check=_read_before_write(r, w, k),
-                label_args={"read": r, "write": w, "key": k, "field": field, "values": values,
-                            **({"forms": [[v, f] for v, f in learned.items()]} if learned else {})},
+                label_args={"read": r, "write": w, "key": k, "field": field, "values": values},
                 params={"field": field, "claimed": claimed, "refuted": refuted, "label": label},
             ))
         return out

@@ -15,6 +15,7 @@ from trace_envs.checks.clauses import (
 )
 from trace_envs.language.words import tool_words
 from trace_envs.families.user_action.task import USER_VERBS, user_action_words
+from trace_envs.language.instructions import ASKED_VERB
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.language.instructions import names_action
@@ -90,8 +91,6 @@ def settings_from_profile(profile: Any, read: str, tools: list[str]) -> dict[str
 
 MIN_RUNS = 2  # runs that must show the same change before it counts as the user's own action
 MIN_SHARE = 0.8  # of the changes seen on a field, the share the most common (bad -> good) pair must hold
-_ASK = re.compile(r"\b(?:please|kindly|need you to|you'll need to|you need to|could you|can you)\s+"
-                  r"(?:please\s+)?(?:go ahead and\s+)?([a-z]+)\b")
 
 
 @dataclass
@@ -195,7 +194,7 @@ def _spoken(change: UserChange, words: list[str]) -> dict[str, Any]:
         for said in SENTENCE_END.split(text):
             sentence = said.lower()
             named = [w for w in words if re.search(rf"\b{re.escape(w)}", sentence)]
-            m = _ASK.search(sentence)
+            m = ASKED_VERB.search(sentence)
             if not named or m is None or len(sentence) != len(said):
                 continue
             # the clause as said (names keep their case), up to where the agent asks to hear back
