@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 
 import pytest
 
-from _shared import Shared
+from _shared import Shared, run_root
 
 SLOW = "slow"
 QUICK = "quick"
@@ -117,6 +118,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Shared:
     return Shared(tmp_path_factory)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def validation_memo(tmp_path_factory: pytest.TempPathFactory):
+    """One validation memo for the run (its workers and every CLI they start): the same mined spec is validated by the
+    miner's publish check and by `generate`, in many tests; each distinct env is validated once per run (see
+    trace_envs.generate.memo; tests/test_validation_memo.py checks that a stored report is the fresh one)."""
+    from trace_envs.generate.memo import ENV_VAR
+
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(run_root(tmp_path_factory) / "validation-memo")
+    yield
+    if before is None:
+        os.environ.pop(ENV_VAR, None)
+    else:
+        os.environ[ENV_VAR] = before
 
 
 @pytest.fixture(scope="session")
