@@ -16,7 +16,8 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,20 @@ def validated(cls: type, module_source: str, kwargs: dict[str, Any], run: Callab
     except OSError:  # a read-only or full cache folder costs the reuse, not the report
         pass
     return report
+
+
+@contextmanager
+def kept_in(folder: Path) -> Iterator[None]:
+    """Reports kept in `folder` within the block (`trace-envs run` validates each spec in mine, generate and check),
+    unless the variable already names a folder of the user's."""
+    if os.environ.get(ENV_VAR):
+        yield
+        return
+    os.environ[ENV_VAR] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop(ENV_VAR, None)
 
 
 def _dump(report: CheckReport) -> dict[str, Any]:
