@@ -174,12 +174,13 @@ def planted_mining(shared: Shared):
 @pytest.fixture(scope="session")
 def planted_envs(shared: Shared, planted_mining):
     """domain -> (the mining of its 2,000 planted runs of seed 0 with its rules, {capability: GenerateResult} for each
-    capability published with the extended validation on 10 seeds, the folder they are published in)."""
+    capability published with `generate`'s full validation (the sizes the miner's publish check used, so each report
+    comes from the validation memo), the folder they are published in)."""
     from trace_envs.generate.publish import generate_one
 
     def build(domain: str):
         _, result = planted_mining(domain, seed=0, with_rules=True)
         out = shared.folder(f"planted-envs-{domain}")
-        return result, {spec.name: generate_one(spec, out, seeds=10) for spec in result.capabilities}, out
+        return result, {spec.name: generate_one(spec, out) for spec in result.capabilities}, out
 
     return lambda domain: shared.get(f"planted-envs-{domain}", functools.partial(build, domain))
