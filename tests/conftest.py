@@ -50,6 +50,11 @@ LANES: dict[str, str] = {
     "test_mining.py::test_cli_offline_on_planted_*": SLOW,
     "test_mining.py::test_directory_of_mixed_formats": SLOW,
     "test_mining.py::test_tau2_retail_together": SLOW,
+    "test_mining.py::test_tau_bench_airline": SLOW,
+    "test_mining.py::test_tau2_airline_together": SLOW,
+    "test_docs_snippets.py::test_snippet_runs[[]docs/serving.md*": SLOW,  # a `trace-envs serve` and its client
+    "test_randomizer.py::test_the_random_mining_benchmark_*": SLOW,  # two randomized domains mined
+    "test_data_trust.py::test_inspect_diagnose_and_mine_print_*": SLOW,  # three CLI runs on real files
     "test_mining.py::test_domain_option_*": SLOW,
     "test_mining.py::test_names_kept_in_two_domains_*": SLOW,
     "test_mining.py::test_streaming_mine_matches_list": SLOW,  # 600-run minings, twice each
