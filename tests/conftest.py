@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 
 import pytest
 
-from _shared import Shared
+from _shared import Shared, run_root
 
 SLOW = "slow"
 QUICK = "quick"
@@ -49,6 +50,11 @@ LANES: dict[str, str] = {
     "test_mining.py::test_cli_offline_on_planted_*": SLOW,
     "test_mining.py::test_directory_of_mixed_formats": SLOW,
     "test_mining.py::test_tau2_retail_together": SLOW,
+    "test_mining.py::test_tau_bench_airline": SLOW,
+    "test_mining.py::test_tau2_airline_together": SLOW,
+    "test_docs_snippets.py::test_snippet_runs[[]docs/serving.md*": SLOW,  # a `trace-envs serve` and its client
+    "test_randomizer.py::test_the_random_mining_benchmark_*": SLOW,  # two randomized domains mined
+    "test_data_trust.py::test_inspect_diagnose_and_mine_print_*": SLOW,  # three CLI runs on real files
     "test_mining.py::test_domain_option_*": SLOW,
     "test_mining.py::test_names_kept_in_two_domains_*": SLOW,
     "test_mining.py::test_streaming_mine_matches_list": SLOW,  # 600-run minings, twice each
@@ -119,6 +125,22 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Shared:
     return Shared(tmp_path_factory)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def validation_memo(tmp_path_factory: pytest.TempPathFactory):
+    """One validation memo for the run (its workers and every CLI they start): the same mined spec is validated by the
+    miner's publish check and by `generate`, in many tests; each distinct env is validated once per run (see
+    trace_envs.generate.memo; tests/test_validation_memo.py checks that a stored report is the fresh one)."""
+    from trace_envs.generate.memo import ENV_VAR
+
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(run_root(tmp_path_factory) / "validation-memo")
+    yield
+    if before is None:
+        os.environ.pop(ENV_VAR, None)
+    else:
+        os.environ[ENV_VAR] = before
+
+
 @pytest.fixture(scope="session")
 def validated_example(shared: Shared):
     """`name` -> (the example spec `examples/specs/<name>.json`, its `GenerateResult` with the full validation report,
@@ -157,12 +179,13 @@ def planted_mining(shared: Shared):
 @pytest.fixture(scope="session")
 def planted_envs(shared: Shared, planted_mining):
     """domain -> (the mining of its 2,000 planted runs of seed 0 with its rules, {capability: GenerateResult} for each
-    capability published with the extended validation on 10 seeds, the folder they are published in)."""
+    capability published with `generate`'s full validation (the sizes the miner's publish check used, so each report
+    comes from the validation memo), the folder they are published in)."""
     from trace_envs.generate.publish import generate_one
 
     def build(domain: str):
         _, result = planted_mining(domain, seed=0, with_rules=True)
         out = shared.folder(f"planted-envs-{domain}")
-        return result, {spec.name: generate_one(spec, out, seeds=10) for spec in result.capabilities}, out
+        return result, {spec.name: generate_one(spec, out) for spec in result.capabilities}, out
 
     return lambda domain: shared.get(f"planted-envs-{domain}", functools.partial(build, domain))

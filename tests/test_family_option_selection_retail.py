@@ -68,7 +68,7 @@ def test_each_file_keeps_the_variant_pick_and_a_careful_agent_alone_passes_its_e
     assert "pick_listed_options" in kept, [row["status"] for row in result.rows if row["name"].startswith("pick")]
     spec = kept["pick_listed_options"]
     assert spec.roles == ROLES and spec.params == PARAMS
-    assert generate_one(spec, tmp_path, seeds=10).published
+    assert generate_one(spec, tmp_path).published
     env = env_class(import_module_from(tmp_path / spec.name / MODULE_FILE))()
     seeds = range(30)
     assert [run_policy(env, _agent("careful"), seed)[0] for seed in seeds] == [1.0] * len(seeds)

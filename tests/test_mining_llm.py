@@ -159,6 +159,7 @@ def test_cli_offline_default_without_llm(tmp_path, monkeypatch):
     a = typer.Typer(add_completion=False)
     a.callback()(lambda: None)
     mine_cmd.register(a)
-    res = CliRunner().invoke(a, ["mine", str(path), "-o", str(tmp_path / "o"), "-q"])
+    # the default miner is under test, not the envs: no publish check
+    res = CliRunner().invoke(a, ["mine", str(path), "-o", str(tmp_path / "o"), "-q", "--no-publish-check"])
     assert res.exit_code == 0, res.output
     assert "with offline" in res.output

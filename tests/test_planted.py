@@ -15,7 +15,7 @@ from trace_envs.datasets.planted import (
     score_recovery,
     write_jsonl,
 )
-from trace_envs.mining.pipeline import mine
+from trace_envs.mining.pipeline import MineOptions, mine
 
 
 def test_deterministic_and_streamable():
@@ -93,9 +93,11 @@ def test_miner_recovers_planted_deficits(seed, planted_mining):
 
 
 def test_recovery_over_seeds_mean():
+    # The statistics alone, as the mining benchmark measures them: that every kept planted capability publishes is
+    # checked on seeds 0-4 above (the fixture mines with the publish check) and in test_mined_specs_generate.
     ps, rs = [], []
     for seed in range(10, 16):
-        res = mine(generate_planted(RUNS, seed=seed))
+        res = mine(generate_planted(RUNS, seed=seed), options=MineOptions(check_publish=False))
         s = score_recovery((c.spec.family, c.target_tools()) for c in res.kept)
         ps.append(s["precision"])
         rs.append(s["recall"])

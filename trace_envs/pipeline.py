@@ -16,6 +16,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -130,16 +131,20 @@ class Pipeline:
 
     # ---- stages ----------------------------------------------------------------------------------------------------
     def run(self) -> list[StageResult]:
+        from trace_envs.generate.memo import kept_in
+
         cfg = self.cfg
         files = self.input_files()
         fp = _hash({"files": _file_stamp(files), "skip_invalid": cfg.skip_invalid})
         fp = self._stage(0, "inspect", fp, self.stage_inspect)
         mine_opts = {"llm": cfg.llm, "base_url": cfg.llm_base_url, **cfg.mine.model_dump()}
-        fp = self._stage(1, "mine", _hash([fp, mine_opts]), self.stage_mine)
-        caps = (self.out / "mine" / "capabilities.json").read_bytes()
-        fp = self._stage(2, "generate", _hash([fp, hashlib.sha256(caps).hexdigest(), cfg.max_capabilities, cfg.capabilities]), self.stage_generate)
-        self.register_envs()
-        fp = self._stage(3, "check", fp, self.stage_check)
+        with kept_in(self.out / "validation"):  # mine, generate and check validate the same specs: once
+            fp = self._stage(1, "mine", _hash([fp, mine_opts]), self.stage_mine)
+            caps = (self.out / "mine" / "capabilities.json").read_bytes()
+            fp = self._stage(2, "generate", _hash([fp, hashlib.sha256(caps).hexdigest(), cfg.max_capabilities,
+                                                   cfg.capabilities]), self.stage_generate)
+            self.register_envs()
+            fp = self._stage(3, "check", fp, self.stage_check)
         fp = self._stage(4, "train", _hash([fp, self.model, cfg.train.model_dump()]), self.stage_train)
         fp = self._stage(5, "eval", _hash([fp, cfg.eval.model_dump()]), self.stage_eval)
         self._stage(6, "route", _hash([fp, cfg.route_tasks, cfg.route_method]), self.stage_route)
@@ -189,6 +194,7 @@ class Pipeline:
         return f"{len(results) - len(failed)} of {len(results)} envs published" + (f"; failed: {failed}" if failed else "")
 
     def stage_check(self) -> str:
+        from trace_envs.generate.memo import validated
         from trace_envs.generate.validate import report_dict, validate_env
         from trace_envs.registry import load_env_class
 
@@ -197,8 +203,9 @@ class Pipeline:
         for i, env_id in enumerate(env_ids, 1):
             self.progress(3, "check", f"check: {env_id} ({i} of {len(env_ids)})")
             name = env_id.split("/", 1)[1]
-            cls = load_env_class(str(self.out / "envs" / name / "env.py"))
-            reports[env_id] = report_dict(validate_env(cls))
+            module = self.out / "envs" / name / "env.py"
+            cls = load_env_class(str(module))
+            reports[env_id] = report_dict(validated(cls, module.read_text(), {}, partial(validate_env, cls)))
         write_text_atomic(self.out / "check" / "report.json", json.dumps(reports, indent=2) + "\n")
         ok = sum(r["ok"] for r in reports.values())
         return f"{ok} of {len(reports)} envs pass"

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from trace_envs.atomic import staging_dir, swap_in
 from trace_envs.envs_loader import env_class, import_module_from
+from trace_envs.generate.memo import validated
 from trace_envs.generate.readme import env_readme
 from trace_envs.generate.render import render_module
 from trace_envs.generate.validate import CheckReport, validate_env
@@ -102,7 +103,7 @@ def generate_one(spec: CapabilitySpec, out_dir: Path, validate: bool = True, see
         (staging / README_FILE).write_text(env_readme(cls))
         if validate:
             kwargs = {} if seeds is None else {"oracle_seeds": seeds, "baseline_seeds": max(seeds, 10)}
-            report = validate_env(cls, **kwargs)
+            report = validated(cls, source, kwargs, partial(validate_env, cls, **kwargs))
             if not report.ok:
                 return GenerateResult(
                     name=spec.name, path=str(target), published=False, report=report, error="; ".join(report.problems)

@@ -34,6 +34,7 @@ on every policy of the snapshot's data sets and was dropped).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Protocol
 
 from trace_envs.language.sentences import sentences
@@ -156,6 +157,11 @@ def _opens_list(sentence: str) -> bool:
 # ---- the scripted user's reading ----------------------------------------------------------------------------------
 def asks_for_yes(plain_cut: list[str]) -> bool:
     """Whether a turn (its `plain_sentences`) asks for a yes to an action of the agent's side."""
+    return _asks_for_yes(tuple(plain_cut))
+
+
+@lru_cache(maxsize=8192)  # each agent turn is read by the user and by the checks, replayed over the seeds
+def _asks_for_yes(plain_cut: tuple[str, ...]) -> bool:
     for i, s in enumerate(plain_cut):
         # "Which order would you like to modify?" asks for a choice, not for a yes
         would = _WOULD_YOU.search(s) and not _CHOICE.search(s)

@@ -15,6 +15,7 @@ Two readings, one for each question asked of a message:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trace_envs.language.patterns import phrases_regex, verb_phrases_regex
 from trace_envs.language.plain import MAX_READ, normalize
@@ -49,7 +50,12 @@ _ENSURE = re.compile(r"\b(make sure|ensure|be sure)\b")
 
 def instructs(sentences: list[str]) -> bool:
     """Whether one of the (`plain`) sentences tells the user to act on something of its device."""
-    return any(_INSTRUCT.search(s) and _DEVICE.search(s) for s in sentences)
+    return any(_instructs(s) for s in sentences)
+
+
+@lru_cache(maxsize=8192)  # each agent sentence is read by the user and by the checks, replayed over the seeds
+def _instructs(sentence: str) -> bool:
+    return bool(_INSTRUCT.search(sentence) and _DEVICE.search(sentence))
 
 
 def action_regexes(verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:

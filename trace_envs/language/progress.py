@@ -10,6 +10,7 @@ the 78 progress turns of tests/data/agent_turns.jsonl.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trace_envs.language.sentences import opens_with_condition
 
@@ -35,4 +36,9 @@ def asks_to_hold(plain_text: str) -> bool:
 
 def announces(plain_cut: list[str]) -> bool:
     """Whether one of the `plain_sentences` announces a step the agent is taking (not under a condition)."""
-    return any(_PROGRESS.search(s) and not opens_with_condition(s) for s in plain_cut)
+    return any(_announces(s) for s in plain_cut)
+
+
+@lru_cache(maxsize=8192)  # the user, the checks and the labellers read the same sentences, replayed over the seeds
+def _announces(sentence: str) -> bool:
+    return bool(_PROGRESS.search(sentence)) and not opens_with_condition(sentence)

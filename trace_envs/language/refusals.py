@@ -35,6 +35,7 @@ The regexes are fixed literals (Python's `re`; no pattern from a spec reaches th
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trace_envs.language.patterns import words_regex
 from trace_envs.language.sentences import plain_sentences
@@ -114,8 +115,13 @@ _NOT_REFUSAL = re.compile(
 
 def refuses(plain_cut: list[str]) -> bool:
     """Whether a turn (its `plain_sentences`) says the agent will not or cannot do what was asked."""
-    return any(_REFUSAL.search(s) and not _NOT_REFUSAL.search(s) and not s.startswith("please note")
-               for s in plain_cut)
+    return any(_refuses(s) for s in plain_cut)
+
+
+@lru_cache(maxsize=8192)  # each agent sentence is read by the user and by the checks, replayed over the seeds
+def _refuses(sentence: str) -> bool:
+    return bool(_REFUSAL.search(sentence)) and not _NOT_REFUSAL.search(sentence) and \
+        not sentence.startswith("please note")
 
 
 # A policy sentence that forbids an action or makes it conditional ("Basic economy flights cannot be modified",

@@ -27,7 +27,8 @@ and word lists only: it runs at every env step. Each kind's phrasings live with 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Literal
 
 from trace_envs.language.confirmations import asks_for_yes
@@ -87,6 +88,12 @@ class Reading:
 
 def read_message(text: str) -> Reading:
     """The kind of turn `text` is (see the module docstring), with what it asks and whether it signs off."""
+    reading = _read(text)
+    return replace(reading, facts=list(reading.facts))
+
+
+@lru_cache(maxsize=4096)  # validation replays the same agent turns over every probe and mutant of a seed
+def _read(text: str) -> Reading:
     sents = plain_sentences(text)
     if not sents:
         return Reading("completion_claim")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import re
 import string
 from typing import Any
@@ -29,6 +30,7 @@ from trace_envs.runtime.user import ScriptedUser
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
 MAX_TEXT = 100_000
+SCENARIO_CACHE = 256  # seeded scenarios kept per env instance (validation replays 50 seeds; a trainer, its seed range)
 GOLDEN = 0.6180339887498949
 # Printable ASCII plus the Latin-1 letters and the typographic punctuation real prose uses.
 CHARSET = frozenset(
@@ -192,9 +194,7 @@ class TraceEnv(gym.Env[str, str]):
         # Where this episode falls among the scenario classes (allowed / blocked, ...): with a seed, a low-discrepancy
         # point of it, so any run of consecutive seeds holds each class at its share; without one, a random draw.
         self.class_draw = float((seed * GOLDEN) % 1.0) if seed is not None else float(self.np_random.random())
-        self.scenario = self.build_scenario(self.np_random)
-        self._world_ids = self._ids_of_world()
-        self.scenario.bindings.setdefault("writes", self._expected_writes())
+        self._build(seed)
         # The user sees its facts and requests only, never the bindings or the oracle.
         self.user = ScriptedUser(
             facts=dict(self.scenario.facts), aliases=dict(self.scenario.aliases), requests=list(self.scenario.requests),
@@ -216,6 +216,29 @@ class TraceEnv(gym.Env[str, str]):
         self._paid = 0.0
         self.done = False
         return sanitize(self.opening), self._info()
+
+    def _build(self, seed: int | None) -> None:
+        """The episode's scenario and the ids of its world. A seeded scenario is a function of the spec and the seed
+        alone, so it is built once per seed and kept (as a pickle, so no episode sees another's changes to its world)
+        with the generator's state after the build: a reset on a seed seen before (validation replays the same seeds
+        for every probe and mutant) costs an unpickling, and the episode that follows is the one a fresh build gives."""
+        cache = self.__dict__.setdefault("_scenarios", {})
+        entry = cache.get(seed) if seed is not None else None
+        if entry is not None and entry[0] is self.SPEC:
+            _, blob, self._world_ids, rng_state = entry
+            self.scenario = pickle.loads(blob)
+            self.np_random.bit_generator.state = rng_state
+            return
+        self.scenario = self.build_scenario(self.np_random)
+        self._world_ids = frozenset(self._ids_of_world())
+        self.scenario.bindings.setdefault("writes", self._expected_writes())
+        if seed is None or len(cache) >= SCENARIO_CACHE:
+            return
+        try:
+            blob = pickle.dumps(self.scenario, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a scenario holding something unpicklable (a hand-written env's closure) is rebuilt each time
+            return
+        cache[seed] = (self.SPEC, blob, self._world_ids, self.np_random.bit_generator.state)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.scenario is None:
