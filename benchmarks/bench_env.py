@@ -68,13 +68,18 @@ def step_and_reset(env_id: str, steps: int = 300, resets: int = 300, json_repeat
         env.step(action)
         samples.append(time.perf_counter_ns() - t)
     step = statistics.median(samples)
-    reset = _median_ns(lambda: env.reset(seed=3), resets)
+    # A seed the env has not seen builds its scenario; a replayed one (validation, a trainer cycling its seeds) reads
+    # the scenario the env kept. The floor holds for the first: a trainer drawing fresh seeds pays it on every episode.
+    fresh_seeds = iter(range(10_000, 10_000 + resets))
+    fresh = _median_ns(lambda: env.reset(seed=next(fresh_seeds)), resets)
+    replayed = _median_ns(lambda: env.reset(seed=3), resets)
     ratio = step / base
     return [
         f"{env_id}: json.loads {base / 1e3:.1f} us | step ({kind}) {step / 1e3:.1f} us = {ratio:.1f}x "
         f"(floor <= {STEP_RATIO}x and < {STEP_US} us) "
         f"{'PASS' if ratio <= STEP_RATIO and step < STEP_US * 1e3 else 'FAIL'}",
-        f"{env_id}: reset {reset / 1e6:.3f} ms (floor <= {RESET_MS:g} ms) {'PASS' if reset <= RESET_MS * 1e6 else 'FAIL'}",
+        f"{env_id}: reset on a new seed {fresh / 1e6:.3f} ms (floor <= {RESET_MS:g} ms) "
+        f"{'PASS' if fresh <= RESET_MS * 1e6 else 'FAIL'} | on a replayed seed {replayed / 1e6:.3f} ms",
     ]
 
 

@@ -350,10 +350,7 @@ def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: s
     """`n` real options with distinct costs and distinct bounded values (so exactly one meets the constraints), each
     obtainable for `need` (see `_obtainable`), under fresh ids shaped like the real ones, with the fields named like a
     search argument set to the search's value."""
-    results = [*tool.result_examples, tool.result_example]
-    pool = [o for r in results for o in options_of(r, option_id)]
-    pool = [o for o in pool if as_float(get_path(o, cost_path)[1]) is not None
-            and _order_key(get_path(o, window_path)[1]) is not None and _obtainable(o, cost_path, need)]
+    pool = _pool(tool, option_id, cost_path, window_path, need)
     chosen: list[dict[str, Any]] = []
     costs: set[float] = set()
     windows: set[float] = set()
@@ -379,6 +376,26 @@ def _draw_options(tool: ToolSpec, option_id: str, cost_path: str, window_path: s
             if a in option:
                 option[a] = v
     return chosen
+
+
+_POOLS: dict[tuple[int, str, str, str, int], tuple[ToolSpec, list[dict[str, Any]]]] = {}
+
+
+def _pool(tool: ToolSpec, option_id: str, cost_path: str, window_path: str, need: int) -> list[dict[str, Any]]:
+    """The real options a scenario may list (read, never changed: a drawn one is copied). The same on every reset, so
+    filtered once per tool (an airline search's 131 options cost a millisecond a reset)."""
+    key = (id(tool), option_id, cost_path, window_path, need)
+    kept = _POOLS.get(key)
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    results = [*tool.result_examples, tool.result_example]
+    pool = [o for r in results for o in options_of(r, option_id)]
+    pool = [o for o in pool if as_float(get_path(o, cost_path)[1]) is not None
+            and _order_key(get_path(o, window_path)[1]) is not None and _obtainable(o, cost_path, need)]
+    if len(_POOLS) > 256:
+        _POOLS.clear()
+    _POOLS[key] = (tool, pool)
+    return pool
 
 
 def as_float(value: Any) -> float | None:
