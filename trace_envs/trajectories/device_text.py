@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 _LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/\-]{0,40}?)\s*:\s*(\S[^\n]{0,60}?)\s*$")
@@ -46,8 +47,13 @@ def canonical(value: str) -> str:
     return "on" if low in _ON else "off" if low in _OFF else v
 
 
-def _fields(text: str) -> list[tuple[str, str, str, int, int]]:
+def _fields(text: str) -> tuple[tuple[str, str, str, int, int], ...]:
     """(field, label, printed value, start, end of the value in `text`) for every field `text` shows."""
+    return _read_fields(text) if len(text) <= 5_000 else _read_fields.__wrapped__(text)
+
+
+@lru_cache(maxsize=1024)  # a scenario reads its few real check texts again on every reset
+def _read_fields(text: str) -> tuple[tuple[str, str, str, int, int], ...]:
     out: list[tuple[str, str, str, int, int]] = []
     offset = 0
     for line in text.splitlines(keepends=True):
@@ -58,7 +64,7 @@ def _fields(text: str) -> list[tuple[str, str, str, int, int]]:
             for s in _SENTENCE.finditer(line):
                 out.append((field_name(s.group(1)), s.group(1), s.group(2), offset + s.start(2), offset + s.end(2)))
         offset += len(line)
-    return out
+    return tuple(out)
 
 
 def parse_device_text(text: Any) -> dict[str, str]:
