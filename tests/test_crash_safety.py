@@ -227,3 +227,38 @@ def test_swap_without_an_atomic_exchange_keeps_the_old_content_when_the_second_r
     with pytest.raises(OSError):
         atomic.swap_in(staging, target)
     assert (target / "spec.json").read_text() == "old"
+
+
+POOL_LOOP = """
+import os, sys, time
+from trace_envs.generate.publish import pool_map
+
+def work(x):
+    print(os.getpid(), flush=True)
+    time.sleep(60)
+
+pool_map(work, [1, 2], workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has ended; only its reaping is left
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_pool_workers_end_with_a_killed_parent():
+    """`mine` and `generate` validate on forked workers: killed, they must not leave those waiting for ever."""
+    proc = subprocess.Popen([sys.executable, "-c", POOL_LOOP], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    workers = [int(proc.stdout.readline()) for _ in range(2)]
+    assert all(_alive(pid) for pid in workers)
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]

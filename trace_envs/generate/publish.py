@@ -7,10 +7,12 @@ rename (an atomic exchange where the kernel offers it), so a crash leaves the ol
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -30,6 +32,7 @@ from trace_envs.spec.model import CapabilitySpec
 
 T = TypeVar("T")
 R = TypeVar("R")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 MODULE_FILE = "env.py"
 SPEC_FILE = "spec.json"
 README_FILE = "README.md"
@@ -136,12 +139,31 @@ def pool_map(fn: Callable[[T], R], items: Iterable[T], workers: int | None = Non
             if done is not None:
                 done(x, results[-1])
         return results
-    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_own_std_streams) as pool:
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_worker_setup,
+                             initargs=(os.getpid(),)) as pool:
         for x, result in zip(items, pool.map(fn, items)):
             results.append(result)
             if done is not None:
                 done(x, result)
     return results
+
+
+def _worker_setup(parent: int) -> None:
+    _die_with_parent(parent)
+    _own_std_streams()
+
+
+def _die_with_parent(parent: int) -> None:
+    # A pool worker waits on its task queue for ever: when `mine` or `generate` is killed (SIGKILL skips every
+    # clean-up), its workers would stay, each holding the parent's memory. On Linux the kernel kills them with it.
+    # The thread that forked them is the one running pool_map, alive for as long as the pool is.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # no prctl (not Linux): workers end when their queue breaks, as before
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _own_std_streams() -> None:
