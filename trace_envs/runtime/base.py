@@ -12,6 +12,7 @@ import math
 import pickle
 import re
 import string
+import weakref
 from typing import Any
 
 import gymnasium as gym
@@ -30,7 +31,10 @@ from trace_envs.runtime.user import ScriptedUser
 from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
 MAX_TEXT = 100_000
-SCENARIO_CACHE = 256  # seeded scenarios kept per env instance (validation replays 50 seeds; a trainer, its seed range)
+SCENARIO_CACHE = 256  # seeded scenarios kept per env class (validation replays 50 seeds; a trainer, its seed range)
+# env class -> seed -> (the spec it was built from, the pickled scenario, its world's ids, the generator's state after)
+_SCENARIOS: "weakref.WeakKeyDictionary[type, dict[int, tuple[Any, bytes, frozenset[str], dict[str, Any]]]]" = \
+    weakref.WeakKeyDictionary()
 GOLDEN = 0.6180339887498949
 # Printable ASCII plus the Latin-1 letters and the typographic punctuation real prose uses.
 CHARSET = frozenset(
@@ -219,10 +223,11 @@ class TraceEnv(gym.Env[str, str]):
 
     def _build(self, seed: int | None) -> None:
         """The episode's scenario and the ids of its world. A seeded scenario is a function of the spec and the seed
-        alone, so it is built once per seed and kept (as a pickle, so no episode sees another's changes to its world)
-        with the generator's state after the build: a reset on a seed seen before (validation replays the same seeds
-        for every probe and mutant) costs an unpickling, and the episode that follows is the one a fresh build gives."""
-        cache = self.__dict__.setdefault("_scenarios", {})
+        alone, so it is built once per seed and env class and kept (as a pickle, so no episode sees another's changes
+        to its world) with the generator's state after the build: a reset on a seed seen before (validation replays
+        the same seeds for every probe and mutant, in several instances) costs an unpickling, and the episode that
+        follows is the one a fresh build gives."""
+        cache = _SCENARIOS.setdefault(type(self), {}) if "build_scenario" not in self.__dict__ else {}
         entry = cache.get(seed) if seed is not None else None
         if entry is not None and entry[0] is self.SPEC:
             _, blob, self._world_ids, rng_state = entry
