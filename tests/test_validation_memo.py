@@ -44,4 +44,3 @@ def test_a_stored_report_is_the_fresh_one_and_a_changed_spec_or_size_is_validate
     again = generate_one(spec, tmp_path / "e", seeds=5)
     assert _whole(again.report) == _whole(fresh.report)
     assert json.loads(stored.read_text())["random"] == fresh.report.random
-

@@ -33,6 +33,7 @@ from typing import Literal
 
 from trace_envs.language.confirmations import asks_for_yes
 from trace_envs.language.instructions import instructs
+from trace_envs.language.plain import MAX_READ
 from trace_envs.language.progress import announces, asks_to_hold
 from trace_envs.language.questions import asking_segments, facts_asked
 from trace_envs.language.refusals import refuses
@@ -88,7 +89,8 @@ class Reading:
 
 def read_message(text: str) -> Reading:
     """The kind of turn `text` is (see the module docstring), with what it asks and whether it signs off."""
-    reading = _read(text)
+    # a turn longer than a reader takes in is read afresh: kept, 4,096 of them could hold 400 MB of a model's rambling
+    reading = _read(text) if len(text) <= MAX_READ else _read.__wrapped__(text)
     return replace(reading, facts=list(reading.facts))
 
 
