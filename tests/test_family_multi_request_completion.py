@@ -37,6 +37,10 @@ def test_every_request_is_in_the_opening_and_half_hold_one_the_policy_forbids(pu
     assert 0.4 <= blocked / 50 <= 0.6
 
 
+def _ask(*targets: str) -> str:
+    return f"I'm about to cancel reservation {' and '.join(targets)}. Do you confirm that I should proceed (yes/no)?"
+
+
 def test_planted_episodes_score_exactly(published):
     _, cls = published
     env = cls()
@@ -45,10 +49,18 @@ def test_planted_episodes_score_exactly(published):
     assert run_scripted(env, "oracle", seed)[0] == 1.0
     # weights: all_requests 3, read_first 1 (gated on all_requests): reading and cancelling only the first reservation
     # earns (1/3 * 3 + 0) / 4, below half (the planted stops-after-first agent must score < 0.5)
-    first = [call(READ, reservation_id=targets[0]), call(CANCEL, reservation_id=targets[0]), "Done. Goodbye."]
+    first = [call(READ, reservation_id=targets[0]), _ask(targets[0]), call(CANCEL, reservation_id=targets[0]),
+             "Done. Goodbye."]
     score, info = run_actions(env, first, seed)
     assert info["reward_breakdown"]["all_requests"] == pytest.approx(1 / 3) and score == pytest.approx(0.25)
     assert info["reward_breakdown"]["read_first"] == 0.0
+    # the policy asks for a yes before every write: every cancellation done, one question for all three, earns 1.0;
+    # the same without the question, nothing
+    reads = [call(READ, reservation_id=t) for t in targets]
+    cancels = [call(CANCEL, reservation_id=t) for t in targets]
+    assert run_actions(env, [*reads, _ask(*targets), *cancels, "Done. Goodbye."], seed)[0] == 1.0
+    score, info = run_actions(env, [*reads, *cancels, "Done. Goodbye."], seed)
+    assert score == 0.0 and info["reward_breakdown"]["confirmed_writes"] == 0.0
     # three cancellations that each returned an error complete nothing (the env paid 1.0 for these)
     errored = [call(CANCEL, reservation_id=t, reason="change of plan") for t in targets] + ["All three cancelled."]
     score, info = run_actions(env, errored, seed)
@@ -68,7 +80,8 @@ def test_the_forbidden_request_must_be_refused(published):
     # doing every allowed cancellation but saying nothing of the forbidden one leaves a request unresolved: the
     # allowed writes count only once the forbidden one was refused with its reason (weights: explained 1, allowed 3,
     # read first 1)
-    allowed = [a for t in b["allowed_targets"] for a in (call(READ, reservation_id=t), call(CANCEL, reservation_id=t))]
+    allowed = [a for t in b["allowed_targets"] for a in (call(READ, reservation_id=t), _ask(t),
+                                                          call(CANCEL, reservation_id=t))]
     score, info = run_actions(env, [*allowed, "Done. Goodbye."], seed)
     assert score == 0.0 and info["reward_breakdown"]["allowed_requests"] == 0.0
     refusal = (f"I'm sorry, I can't cancel reservation {b['blocked']}: its cabin is {b['reason_words']}, and only "

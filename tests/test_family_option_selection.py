@@ -53,7 +53,7 @@ def test_oracle_scores_one_with_every_clause_met(env, klass):
     score, info = run_scripted(env, "oracle", seed)
     assert score == 1.0
     assert info["reward_breakdown"] == {"chosen_option": 1.0, "searched_first": 1.0, "no_other_write": 1.0,
-                                        "arguments_bound": 1.0}
+                                        "arguments_bound": 1.0, "confirmed_writes": 1.0}
 
 
 def test_the_stated_constraints_single_out_the_chosen_flight(env):

@@ -54,9 +54,13 @@ def test_allowed_change_scores_exactly(env_cls):
     seed = seed_where(env, lambda s: s.klass == "allowed")
     target = env.scenario.bindings["target"]
     read, update = call(READ, reservation_id=target), call(UPDATE, **write_args(env, UPDATE))
-    assert run_actions(env, [read, update, "Done. Have a nice day."], seed)[0] == 1.0
+    ask = f"Shall I change the flights of reservation {target} as you asked (yes/no)?"
+    assert run_actions(env, [read, ask, update, "Done. Have a nice day."], seed)[0] == 1.0
     # weights: write_target 2, read_first 1: changing the flights without looking earns 2/3
-    assert run_actions(env, [update, "Done. Have a nice day."], seed)[0] == pytest.approx(2 / 3)
+    assert run_actions(env, [ask, update, "Done. Have a nice day."], seed)[0] == pytest.approx(2 / 3)
+    # the policy asks for a yes before every write: the same change without asking earns nothing
+    score, info = run_actions(env, [read, update, "Done. Have a nice day."], seed)
+    assert score == 0.0 and info["reward_breakdown"]["confirmed_writes"] == 0.0
     # refusing a change the policy allows earns nothing
     refusal = f"I'm sorry, I can't change the flights of reservation {target}."
     assert run_actions(env, [read, refusal], seed)[0] == 0.0

@@ -61,6 +61,7 @@ CHECK = {
             "values": [{"$var": "reason"}, {"$var": "reason_words"}],
             "mode": "any",
             "after": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
+            "about": {"$var": "target"},
         },
         {
             "id": "no_other_write",

@@ -57,6 +57,7 @@ CHECK = {
             "values": [{"$var": "reason"}, {"$var": "reason_words"}],
             "mode": "any",
             "after": {"tool": "get_invoice", "args": {"invoice_id": {"$var": "target"}}},
+            "about": {"$var": "target"},
         },
         {
             "id": "no_other_write",

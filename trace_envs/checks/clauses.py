@@ -206,13 +206,22 @@ class _QuestionClause(_Clause):
 class Confirmation(_QuestionClause):
     """Each successful call matching `call` (a write) is preceded, since the previous one, by an agent question that
     names the action and its details, then a user message agreeing; a later question needs its own yes. An errored
-    write is ignored. Partial credit: the share of confirmed writes; 0 with no write."""
+    write is ignored. Partial credit: the share of confirmed writes; 0 with no write.
+
+    With `penalty: true` (what a policy that requires a yes before every write adds to a check that does not pay
+    confirmation itself) the clause carries no weight and asks nothing of an episode without a write: an unconfirmed
+    write zeroes the check, and an episode that rightly writes nothing is not paid for it. A question then confirms
+    every later write it names: "cancel A, B and C?" answered yes covers the three cancels, and a write retried
+    after a fix is still the one the user agreed to."""
 
     type: Literal["confirmation"] = "confirmation"
     yes_pattern: str = Field(default=DEFAULT_YES, max_length=500, description="RE2 pattern of the user agreeing.")
     state_arguments: bool = Field(
         default=False, description="The question also states the value of every other argument the write then "
                                    "passes: a yes to three bags confirms no write of two.")
+    penalty: bool = Field(
+        default=False, description="Multiply the check's score by 1 when every write was confirmed (or none was "
+                                   "made), else 0, instead of weighing the share of confirmed writes.")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         steps = trace.steps
@@ -233,7 +242,10 @@ class Confirmation(_QuestionClause):
                 confirmed += 1
             elif not first_miss:
                 first_miss = f"{show_call(step, i)} {miss}"
-            start = i + 1
+            if not self.penalty:
+                start = i + 1
+        if self.penalty:
+            return (0.0, f"penalty: {first_miss}") if first_miss else (1.0, "met")
         if not writes:
             return 0.0, f"not met: {_no_call(self.call, trace, b)}"
         return _verdict(confirmed / writes, f"{confirmed} of {writes} writes confirmed; {first_miss}", first_miss)

@@ -185,6 +185,9 @@ def check(
         table = Table("measure", "value", "bound", "paid by")
         table.add_row("oracle (lowest)", f"{report.oracle:.3f}", "= 1.0", "")
         table.add_row("oracle announcing each step (lowest)", f"{report.chatty_oracle:.3f}", "= 1.0", "")
+        if report.unconfirmed_oracle is not None:
+            table.add_row("oracle without its confirmation questions (highest)", f"{report.unconfirmed_oracle:.3f}",
+                          "< 1.0", "")
         for name, value in report.mutants.items():
             table.add_row(f"mutant {name} (highest)", f"{value:.3f}", "< 1.0", "")
         if report.argument_mutants:

@@ -134,6 +134,14 @@ class Kit:
             "Do you confirm that I should proceed (yes/no)?"
         )
 
+    def fix_question(self, fix: str, fix_args: dict[str, Any], write: str, target: str) -> str:
+        """The question before a fix that unblocks the requested write: it names the fix with its values and the
+        write it is for."""
+        return (
+            f"To {self.phrase(write, target)}, I first need to {words(fix)} with {canonical_json(fix_args)}. "
+            "Do you confirm that I should proceed (yes/no)?"
+        )
+
     def write_steps(self, tool: str, target: str, args: dict[str, Any], confirm: bool | None = None) -> list[str]:
         """Confirmation (when the policy or `confirm` asks for it) and the write."""
         steps = []
@@ -175,6 +183,7 @@ def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: 
               then=write_target, join=[key], description=f"look the record up with {read} before the write"),
         Communicated(id="explained", weight=explain_weight, when="!allowed",
                      values=[{"$var": "reason"}, {"$var": "reason_words"}], mode="any", after=read_target,
+                     about={"$var": "target"},
                      description="after reading the record, tell the user which of its values forbids the request"),
         NoCall(id="no_other_write", when="allowed", penalty=True, call=CallRef(kind="write"), unless=[write_target],
                description="no write but the one the user asked for"),

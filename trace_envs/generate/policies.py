@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
+from trace_envs.language.turns import read_message
 from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.parse import parse_action
 
@@ -72,6 +73,12 @@ def chatty(actions: list[str], offset: int = 0) -> list[str]:
             offset += 1
         out.append(action)
     return out
+
+
+def unconfirmed(actions: list[str]) -> list[str]:
+    """The same actions without the messages that ask the user for a yes: an agent that never asks before acting must
+    score below one that does wherever a confirmation is paid (by its family, or by a policy that requires one)."""
+    return [a for a in actions if parse_action(a).calls or not read_message(a).confirms]
 
 
 def run_actions(env: TraceEnv, actions: list[str], seed: int) -> tuple[float, dict[str, Any]]:

@@ -439,8 +439,9 @@ def _leaves(value: Any) -> list[Any]:
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """A probe; `content_free_when`: clause types that make a decision probe content-free on an env whose check has
-    one (a confirmation stating other values than the write pays nothing where confirmations are paid for)."""
+    """A probe; `content_free_when`: clause types that make a decision probe content-free on an env whose check pays
+    one (a confirmation stating other values than the write pays nothing where confirmations are paid for; a
+    policy's confirmation penalty pays nothing, so it does not count)."""
 
     name: str
     factory: Callable[[], Probe]

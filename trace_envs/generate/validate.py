@@ -1,7 +1,8 @@
 """Validation a generated env must pass before it is published (and what `trace-envs check` reports).
 
 The module compiles and imports; Gymnasium's env checker passes; the oracle scores 1.0 on every validation seed, and so
-does a chatty oracle that announces every step before taking it; each mutated oracle scores below 1.0 on every seed,
+does a chatty oracle that announces every step before taking it; the oracle without its confirmation questions scores
+below 1.0 on every seed where it asked one, when the check pays confirmation; each mutated oracle scores below 1.0 on every seed,
 and so does every wrong-argument mutant (the oracle with one non-key argument of its writes wrong: a well-typed other
 value, an invented id, -1, 0, a NaN-like string; `TraceEnv.argument_mutants`);
 random and passive policies average below 0.2; every content-free exploit probe averages below 0.1; no constant
@@ -16,7 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from trace_envs.generate.policies import Policy, chatty, passive_action, random_action, run_actions, run_policy, run_scripted
+from trace_envs.checks.clauses import Asked, Confirmation
+from trace_envs.checks.refs import succeeded
+from trace_envs.generate.policies import (Policy, chatty, passive_action, random_action, run_actions, run_policy,
+                                         run_scripted, unconfirmed)
 from trace_envs.generate.probes import PROBES, probe_policy
 from trace_envs.runtime.base import TraceEnv
 
@@ -47,6 +51,9 @@ class CheckReport(BaseModel):
     env: str
     oracle: float = Field(description="Lowest oracle score over the seeds (1.0 when all pass).")
     chatty_oracle: float = Field(default=0.0, description="Lowest score of the oracle announcing every step first.")
+    unconfirmed_oracle: float | None = Field(
+        default=None, description="Highest score of the oracle without its confirmation questions, over the seeds "
+                                  "where it asks one and the check pays confirmation (None: no such seed).")
     mutants: dict[str, float] = Field(default_factory=dict)
     argument_mutants: dict[str, float] = Field(
         default_factory=dict, description="Each wrong-argument mutant's highest score over the seeds that have it.")
@@ -93,6 +100,11 @@ def validate_env(
     if min(chatty_scores) < 1.0:
         bad = [s for s, v in enumerate(chatty_scores) if v < 1.0]
         problems.append(f"the oracle announcing each step first scored {min(chatty_scores):.3f} < 1.0 on seeds {bad[:5]}")
+    unconfirmed_scores = _unconfirmed_scores(env, oracle_seeds)
+    if unconfirmed_scores and max(unconfirmed_scores.values()) >= 1.0:
+        bad = [s for s, v in unconfirmed_scores.items() if v >= 1.0]
+        problems.append(f"the oracle without its confirmation questions scored 1.0 on seeds {bad[:5]}: the check does "
+                        "not notice an agent that never asks")
     env.reset(seed=0)
     names = list(env.mutant_actions())
     missing = [m for m in REQUIRED_MUTANTS if m not in names]
@@ -123,7 +135,8 @@ def validate_env(
     if len(classes) > 1 and largest > CLASS_CEILING:
         problems.append(f"scenario classes are unbalanced: {_fmt_shares(classes)} (the largest must be <= {CLASS_CEILING})")
     probes = {}
-    clause_types = {c.type for c in env.check.clauses}
+    # the clauses that pay: a policy's confirmation penalty pays nothing, it only zeroes an unconfirmed write
+    clause_types = {c.type for c in env.check.clauses if not getattr(c, "penalty", False)}
     for probe_name, spec in PROBES.items():
         report = _run_probe(env, probe_name, probe_seeds)
         report.kind = spec.kind_for(clause_types)
@@ -151,6 +164,7 @@ def validate_env(
         env=name,
         oracle=worst,
         chatty_oracle=min(chatty_scores),
+        unconfirmed_oracle=max(unconfirmed_scores.values()) if unconfirmed_scores else None,
         mutants=mutants,
         argument_mutants=argument_mutants,
         random=random_mean,
@@ -161,6 +175,26 @@ def validate_env(
         env_checker=checker,
         problems=problems,
     )
+
+
+def _unconfirmed_scores(env: TraceEnv, seeds: int) -> dict[int, float]:
+    """Seed -> score of the oracle without its confirmation questions, over the seeds where it asks one and a write
+    of it succeeds, when the policy requires a yes before writes or the check pays confirmation: where every write
+    fails or none is made, there is nothing to confirm."""
+    if not (env.SPEC.rules.confirm_writes or any(isinstance(c, (Confirmation, Asked)) for c in env.check.clauses)):
+        return {}
+    out = {}
+    for seed in range(seeds):
+        env.reset(seed=seed)
+        actions = env.oracle_actions()
+        plain = unconfirmed(actions)
+        if len(plain) == len(actions):
+            continue
+        run_actions(env, actions, seed)
+        trace = env.trace()
+        if any(succeeded(s) and trace.kind_of(s.name) == "write" for s in trace.steps):
+            out[seed] = run_actions(env, plain, seed)[0]
+    return out
 
 
 def _class_shares(env: TraceEnv, seeds: int) -> dict[str, float]:

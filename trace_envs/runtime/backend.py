@@ -26,7 +26,7 @@ from typing import Any
 
 import jsonschema
 
-from trace_envs.checks.clauses import ArgumentsBound, Check
+from trace_envs.checks.clauses import ArgumentsBound, CallRef, Check, Confirmation
 from trace_envs.language.errors import (
     PLACEHOLDER_VALUES,
     REFUSED_DATE,
@@ -250,16 +250,35 @@ def argument_binding(spec: CapabilitySpec, tools: list[ToolSpec]) -> ArgumentsBo
 
 
 def bound_check(spec: CapabilitySpec, tools: list[ToolSpec]) -> Check:
-    """The spec's check with the argument binding added, unless it already binds arguments so."""
-    if any(c.type == "arguments_bound" for c in spec.check.clauses):
-        return spec.check
+    """The spec's check with the argument binding added, unless it already binds arguments so, and with a
+    confirmation penalty when the policy requires a yes before every write and the check pays no confirmation of its
+    own (without it, an agent that never asks scores what the careful one does)."""
+    check = spec.check
     clause = argument_binding(spec, tools)
-    if clause is None or any(c.id == clause.id for c in spec.check.clauses):
-        return spec.check
-    # a confirmation confirms the write only when the question stated the values the write then passes
-    clauses = [c.model_copy(update={"state_arguments": True}) if c.type == "confirmation" else c
-               for c in spec.check.clauses]
-    return spec.check.model_copy(update={"clauses": [*clauses, clause]})
+    if clause is not None and not any(c.type == "arguments_bound" or c.id == clause.id for c in check.clauses):
+        # a confirmation confirms the write only when the question stated the values the write then passes
+        clauses = [c.model_copy(update={"state_arguments": True}) if c.type == "confirmation" else c
+                   for c in check.clauses]
+        check = check.model_copy(update={"clauses": [*clauses, clause]})
+    confirm = policy_confirmation(spec, tools)
+    if confirm is not None and not any(c.type == "confirmation" or c.id == confirm.id for c in check.clauses):
+        check = check.model_copy(update={"clauses": [*check.clauses, confirm]})
+    return check
+
+
+def policy_confirmation(spec: CapabilitySpec, tools: list[ToolSpec]) -> Confirmation | None:
+    """The penalty a policy that requires confirmation (`rules.confirm_writes`) puts on every write: before it, a
+    question naming its action, and the user's yes. No values are required of the question: of the successful runs
+    with a write in the five tau-bench and tau2-bench result files, the agent asked so before every write in 97 of
+    102, restated the record's id in 69 of the 89 whose writes name a reservation or an order, and stated every
+    argument in 21 of 102. A penalty that most careful agents fail would teach something no good agent does."""
+    if not spec.rules.confirm_writes or not any(t.kind == "write" for t in tools):
+        return None
+    return Confirmation(
+        id="confirmed_writes", penalty=True, call=CallRef(kind="write"),
+        description="the policy asks for a yes before every write: each write comes after a question that names its "
+                    "action, and the user's yes",
+    )
 
 
 def argument_roles(spec: CapabilitySpec, tool: ToolSpec, clause: ArgumentsBound | None) -> dict[str, str]:

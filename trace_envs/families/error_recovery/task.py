@@ -202,11 +202,14 @@ class RecoveryEnv(RecordEnv):
             wrong_fix = call(fix, **dict(fix_args, **{key: other_id}))
             other_write = call(write, **dict(args, **{key: other_id}))
         fixing = call(fix, **fix_args)
+        # the fix is a write too: a policy that wants a yes before every write wants one before it, and the user says
+        # yes to a question that names what was asked for
+        ask_fix = [kit.fix_question(fix, fix_args, write, target)] if spec.rules.confirm_writes else []
         sorry = f"I'm sorry, I was not able to {kit.phrase(write, target)}. {GOODBYE}"
         loop = [read, attempt, attempt, attempt, sorry]
         if fixable:
             done = kit.done(write, [target])
-            oracle = [read, *kit.write_steps(write, target, args), fixing, attempt, done]
+            oracle = [read, *kit.write_steps(write, target, args), *ask_fix, fixing, attempt, done]
             mutants = {
                 "drop_required_call": [read, attempt, attempt, done],
                 "swap_calls": [read, attempt, attempt, fixing, done],
@@ -225,7 +228,7 @@ class RecoveryEnv(RecordEnv):
             why = (f"I'm sorry, but I can't {kit.phrase(write, target)}: {failed}, and "
                    f"{words(fix)} is not possible because {reason}. {GOODBYE}")
             claim = kit.done(write, [target])
-            oracle = [read, *kit.write_steps(write, target, args), fixing, why]
+            oracle = [read, *kit.write_steps(write, target, args), *ask_fix, fixing, why]
             mutants = {
                 "drop_required_call": [attempt, fixing, why],
                 "swap_calls": [attempt, fixing, why, read],
