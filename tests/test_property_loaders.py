@@ -120,6 +120,7 @@ def _get(node: Any, path: tuple) -> Any:
 
 
 def _apply(data: Any, op: str, path: tuple, value: Any) -> Any:
+    value = copy.deepcopy(value)  # a shared replacement retyped into itself later would make the data circular
     if not path:
         return value if op == "retype" else data
     parent = _get(data, path[:-1])

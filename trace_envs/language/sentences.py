@@ -1,6 +1,6 @@
 """Cutting a message into sentences: the one splitter the scripted user, the checks and the labelers share.
 
-A sentence ends after ".", "!" or "?" and a space, and at every line break (agents write bulleted summaries and
+A sentence ends after ".", "!" or "?" and a space (not after an initial: "T. Ruiz"), and at every line break (agents write bulleted summaries and
 numbered lists). Two views of the same cut:
 
 - `sentences`: the text as written; a list item's marker ("1.") stays with its item, so a confirmation that opens a
@@ -16,7 +16,9 @@ from functools import lru_cache
 
 from trace_envs.language.plain import plain
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# A period after a lone letter is an initial ("T. Ruiz"), not a sentence's end: cut there, a confirmation that
+# names "approver T. Ruiz" loses its action to the sentence before the question.
+SENTENCE_END = re.compile(r"(?<=[.!?])(?<![\s\"'(][A-Za-z]\.)\s+|\n+")
 # A piece that is only a numbered item's marker: "1. Cancel" is cut after "1." and joined again.
 _LONE_MARKER = re.compile(r"\s*(\d+|[a-z])[.)]\s*")
 # A list marker at the start of a sentence: a dash, an asterisk, a bullet, a number, or a letter that stands alone

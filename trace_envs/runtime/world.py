@@ -338,8 +338,9 @@ def canonical_json(value: Any) -> str:
 
 
 def words(name: str) -> str:
-    """`cancel_reservation` -> `cancel reservation`."""
-    return name.replace("_", " ")
+    """`cancel_reservation` -> `cancel reservation`, `reassignApprover` -> `reassign approver`: a tool's name as an
+    agent says it (a question holding "reassignApprover" names no reassigning to a reader of words)."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").lower()
 
 
 def listing(items: list[str]) -> str:
