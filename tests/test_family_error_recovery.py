@@ -234,3 +234,36 @@ def test_a_fix_addressed_by_the_records_holder_publishes_from_randomized_runs(tm
         assert run_scripted(env, "mutant", seed, mutant="gives_up")[0] == 0.0, seed
         holder = env.scenario.bindings["fix_permitHolderId"]
         assert holder in env.scenario.state["prerequisites"]["updatePermitVehicle"][0]["error"]
+
+
+@pytest.mark.parametrize("seed,fix", [
+    (1, "id_checks.complete"),  # bank, list-shaped records: the fix takes the client id the listing holds
+    (17, "contact_details_verify"),  # clinic: the runs never show the fix failing
+    (21, "confirm_contact_details"),  # bank: "Verify the contact details ..." that a failed write waited for
+])
+def test_stranger_recoveries_are_mined_and_publish(seed, fix, tmp_path):
+    """Randomized domains whose recovery was missed: seed 1's fix takes the client id, which the listing read holds
+    and its listed accounts do not (no record satisfied the scenario); seed 17's invented fix failure was told back
+    as 60 characters of the tool's reply (a paste) and its error named the run's own appointment; seed 21's fix is
+    described as a verification (a read) though a failed write succeeded unchanged right after it in the runs."""
+    from trace_envs.cli.mine_cmd import mine as mine_command
+    from trace_envs.datasets.randomized import random_domain
+
+    dom = random_domain(seed)
+    path = dom.write_runs(dom.runs(), tmp_path)
+    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
+    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
+    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    score = dom.score_recovery(caps)
+    ours = [d for d in dom.deficits if dom.deficits[d].family == "error_recovery"]
+    assert ours and all(d in score["found"] for d in ours), score
+    assert score["precision"] == 1.0
+    assert any(c["family"] == "error_recovery" and c["roles"]["fix"] == fix for c in caps)
+
+
+def test_a_fix_the_description_calls_a_check_is_a_write_when_it_unblocked_a_write():
+    from trace_envs.datasets.randomized import random_domain
+
+    tools = build_profile(random_domain(21).runs()).tools
+    assert tools["confirm_contact_details"].kind == "write"
+    assert "succeeded unchanged right after it" in tools["confirm_contact_details"].kind_evidence

@@ -9,7 +9,8 @@ The evidence, strongest first (`infer_kinds` applies it in this order; a `--kind
 2. **what it changed**: a successful call after which a repeated read of the same record (same tool, same
    arguments, one of them the call's own) returned something else is a write; so is the one call that made a failed
    call succeed when retried unchanged (`update_plate` fails with "autopay is off", `turnOnAutopay`, the same
-   `update_plate` succeeds), in at least MIN_UNBLOCKED runs;
+   `update_plate` succeeds), in at least MIN_UNBLOCKED runs; this last outweighs a description that reads as a read
+   ("Verify the contact details of a client" that a failed write waited for, after which it succeeded);
 3. **its name**, split in every common style (snake verb-first `cancel_order` or noun-first `leave_request_submit`,
    camelCase `savingsOpen`, dotted `orders.get`, kebab `order-cancel`): the verb at its head, else at its tail;
 4. **weaker behaviour**, for a name that says nothing: an action the source's expected actions grade with arguments
@@ -311,6 +312,12 @@ class Behaviour:
         n = self.changed[name]
         if n:
             return "write", f"it changed the record it was given ({n} times)"
+        return self.unblocking(name)
+
+    def unblocking(self, name: str) -> tuple[ToolKind, str] | None:
+        """write when the tool made failed calls succeed unchanged (more often than identical reads around it
+        returned the same): evidence no description outweighs ("Verify the contact details" that a failed
+        `add_joint_holder` waited for changed something)."""
         n = self.unblocked[name]
         if n >= MIN_UNBLOCKED and n > self.unchanged[name]:
             return "write", f"a failed call succeeded unchanged right after it ({n} times)"

@@ -443,6 +443,8 @@ def infer_kinds(runs: list[Run], names: list[str], definitions: Mapping[str, Map
         elif name in handoffs:
             source = "definition" if handoffs[name].startswith("its description") else "inferred"
             out[name] = ("other", source, f"a hand-off to a person: {handoffs[name]}")
+        elif described is not None and described[0] == "read" and (freed := behaviour.unblocking(name)):
+            out[name] = ("write", "inferred", f"{freed[1]}, though {described[1]} reads as a read")
         elif described is not None:
             out[name] = (described[0], "definition", described[1])
         elif (found := behaviour.strong(name) or _named(name) or behaviour.weak(name)) is not None:

@@ -156,8 +156,19 @@ class RecoveryEnv(RecordEnv):
                     set_path(r, a, like_value(get_path(r, a)[1], rng))
             return False
 
+        lists = kit.source.lists
+
+        def holder(r: dict[str, Any], path: str) -> tuple[bool, Any]:
+            """The value a fix addressed to the record's holder takes: the record's own field, or, for records a
+            read lists by their owner's id (a client's accounts), that id, which the listing holds and the item
+            does not."""
+            found, value = get_path(r, path)
+            if not found and lists is not None and path == lists.by and kit.user_id:
+                return True, kit.user_id
+            return found, value
+
         records = kit.source.records(1 + max(spec.knobs.distractors, 1), accept=lambda r: (
-            device or get_path(r, p.field or "")[0]) and all(get_path(r, path)[0] for path in p.fix_by.values())
+            device or get_path(r, p.field or "")[0]) and all(holder(r, path)[0] for path in p.fix_by.values())
             and (not p.address or distinct(r)))
         for i, r in enumerate(records):
             if not device:
@@ -169,19 +180,22 @@ class RecoveryEnv(RecordEnv):
         kit.knows(target)
         args, stated = kit.write_args(write, record)
         if owned:
-            fix_args = {a: get_path(record, path)[1] for a, path in p.fix_by.items()}
+            fix_args = {a: holder(record, path)[1] for a, path in p.fix_by.items()}
         else:
             fix_args = dict(p.setting) if device else fill_arguments(spec.tool(fix), {key: target})
         opening = f"{kit.greeting()} I'd like to {kit.phrase(write, target)}."
         if stated:
             opening += f" Use these details: {json.dumps(stated, sort_keys=True)}."
         opening += kit.from_record(write, args, stated)
-        # Runs that never show the fix failing give no words for it: then it fails as plainly as a target's write does.
-        fix_error = p.fix_error or f"Error: {words(fix)} is not possible for this {kit.noun}"
+        # Runs that never show the fix failing give no words for it: then it fails for a short reason of its own,
+        # which an agent can tell in a sentence (repeating "<fix> is not possible for this <record>" back was 60
+        # characters of the tool's result, a paste the explanation does not pay).
+        fix_error = p.fix_error or f"Error: cannot {words(fix)}; the {kit.noun} is on hold"
         reason = p.reason or plain_error(fix_error)
         error = p.error  # naming the scenario's own holder where the runs' error named theirs
         for a, said in p.error_says.items():
             error = error.replace(said, str(fix_args.get(a, said)))
+        error = shaped_like(target).sub(target, error)  # "cannot change appointment APT383992": the run's own record
         state = new_state({r[key]: r for r in records})
         if device:
             state["settings"] = {fix: dict(p.unsetting)}
@@ -243,7 +257,7 @@ class RecoveryEnv(RecordEnv):
         return Scenario(
             state=state,
             bindings={"target": target, "fixable": fixable, "reason": reason, "reason_core": core_phrase(reason),
-                      "error": plain_error(p.error), "fix_error": plain_error(fix_error),
+                      "error": plain_error(error), "fix_error": plain_error(fix_error),
                       **{f"address_{a}": args.get(a) for a in p.address},
                       **{f"fix_{a}": v for a, v in fix_args.items() if p.fix_by}},
             opening=opening,
@@ -263,6 +277,14 @@ def plain_error(text: str) -> str:
     file is expired" -> "the card on file is expired")."""
     body = _ERROR_PREFIX.sub("", text).strip().rstrip(".")
     return body.split(";")[-1].strip() or body
+
+
+def shaped_like(ident: str) -> re.Pattern[str]:
+    """Ids shaped like `ident`, letter for letter and digit for digit ("APT582385" ~ "APT383992"): the record id a
+    run's error names, to be read as the scenario's own."""
+    parts = ["[A-Z]" if c.isupper() else "[a-z]" if c.islower() else "[0-9]" if c.isdigit() else re.escape(c)
+             for c in ident]
+    return re.compile(r"(?<![\w-])" + "".join(parts) + r"(?![\w-])")
 
 
 def core_phrase(reason: str) -> str:
