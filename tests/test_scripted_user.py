@@ -54,6 +54,9 @@ def test_request_words_and_phrase_from_tool_names():
         "update the baggages of reservation QZ7Y2K"
     )
     assert CANCEL.action_words == ("cancel",) and CANCEL.phrase == "cancel reservation QZ7Y2K"
+    # every naming style asks in words ("use reassignApprover" before)
+    assert user_phrase("reassignApprover") == user_phrase("reassign_approver") == "reassign the approver"
+    assert user_phrase("leave_request.submit") == "submit the leave request"
 
 
 def test_a_request_without_its_tool_is_refused():

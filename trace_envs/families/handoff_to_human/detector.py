@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check
+from trace_envs.language.words import tool_words
 from trace_envs.mining import departures, labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.mining.gates import policy_mentions
@@ -56,7 +57,7 @@ class HandoffToHumanDetector(Detector):
                      ) -> tuple[dict[str, Any], str]:
         # Requests users made that ended with a transfer in passed runs, when they name no action the agent has a
         # tool for: a billing dispute is the policy's "cannot be handled with your tools".
-        verbs = {roles.get("write", "").split("_")[0]} - {""}
+        verbs = set(tool_words(roles.get("write", ""))[:1])  # the verb, whatever the naming style
         topics = [t for t in request_templates(index, roles.get("handoff", ""), roles.get("key", ""))
                   if not any(v in t.lower() for v in verbs)]
         if topics:
