@@ -67,6 +67,12 @@ WRITE_VERBS = {
     "waive", "charge", "credit", "debit", "deposit", "withdraw", "enroll", "unenroll", "subscribe", "unsubscribe",
     "activate", "deactivate", "lock", "unlock", "freeze", "unfreeze", "extend", "release", "void", "redeem",
     "forgive", "settle", "reinstate", "restore", "reopen", "reschedule", "rebook", "dispute", "replace",
+    # more verbs of change that name a tool's action in any domain (no noun among them: "leave", "file", "hold",
+    # "request", "claim" and "note" head or end noun-first names such as leave_request_submit)
+    "attach", "detach", "split", "merge", "convert", "expedite", "reassign", "link", "unlink", "mark", "flag",
+    "allocate", "authorize", "accept", "decline", "sign", "prescribe", "refill", "dispatch", "ship", "install",
+    "uninstall", "provision", "recharge", "postpone", "defer", "revert", "resubmit", "terminate", "initiate",
+    "invite", "tag",
 }  # fmt: skip
 
 VERB_SYNONYMS: dict[str, Synonyms] = {
