@@ -125,7 +125,8 @@ def test_proposed_on_two_real_domains_with_their_own_tools(airline, retail):
     assert set(ours) == {"tell_price_after_get_order_details"}
     cand = ours["tell_price_after_get_order_details"]
     assert cand.spec.roles == {"read": READ, "key": "order_id"}
-    assert cand.args["fields"] == ["items.0.price", "fulfillments.0.tracking_id.0"]
+    # a size "M" is a value a sentence states (one capital letter), so two runs now ask about the item's size
+    assert cand.args["fields"] == ["items.0.price", "fulfillments.0.tracking_id.0", "items.0.options.size"]
 
 
 @needs_data
@@ -182,3 +183,33 @@ def test_a_real_run_that_never_says_what_it_read_is_lacking(retail):
     # without expected actions, the portable check decides: the value was never told
     assert _label(retail, name, run.run_id, messages=messages, ground_truth=None) == "LACKING"
     assert _label(retail, name, run.run_id, ground_truth=None) == "PRESENT"
+
+
+def test_one_letter_and_numeric_text_values_are_told_as_written():
+    """A section "B" or credits "2" are answers a user asks for (randomizer seeds 19 and 26 were missed: neither was
+    a value a sentence could state); "a" as an article, "I" as a pronoun and an "A" opening a sentence state nothing."""
+    from trace_envs.families.answer_from_records.task import tellable
+    from trace_envs.language.values import text_mentions
+
+    assert tellable("B") and tellable("2") and not tellable("b") and not tellable("I")
+    assert text_mentions("B", "Your section is B.") and text_mentions("2", "It carries 2 credits.")
+    assert not text_mentions("B", "b") and not text_mentions("A", "I found a record.")
+    assert not text_mentions("A", "Done. A new record.") and text_mentions("A", "Your grade: A")
+    assert not text_mentions("B", "enrollment EN-89886 B2")
+
+
+def test_a_listing_read_is_asked_about_by_the_listed_records_own_ids(tmp_path):
+    """Randomizer seed 26 (list-shaped records): the user asks for the credits of one enrollment of the student's
+    list; the fields are the listed record's, keyed by its own id, and the env publishes (before, the field was the
+    list's first item's and 'no read of another record' banned the listing read itself)."""
+    from trace_envs.cli.mine_cmd import mine as mine_command
+    from trace_envs.datasets.randomized import random_domain
+
+    dom = random_domain(26)
+    path = dom.write_runs(dom.runs(), tmp_path)
+    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
+    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
+    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    ours = [c for c in caps if c["family"] == "answer_from_records"]
+    assert [c["roles"] for c in ours] == [{"read": "student_enrollments.fetch", "key": "enrollment_id"}]
+    assert "never_tells_credits" in dom.score_recovery(caps)["found"]

@@ -117,6 +117,12 @@ class Kit:
             return call(self.read, **{lists.by: owner})
         return call(self.read, **{self.key: target})
 
+    @property
+    def owner_binding(self) -> dict[str, Any]:
+        """`owner`: the user's id, for a read that lists the user's records (what `listing_check`'s ban on reading
+        another owner's list refers to); nothing otherwise."""
+        return {"owner": self.user_id} if self.source.lists is not None and self.user_id else {}
+
     def read_calls(self, target: str) -> list[str]:
         """The read of the target record, or none when the spec has no read role."""
         return [self.read_call(target)] if self.read else []
@@ -192,11 +198,13 @@ def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: 
     ])
 
 
-def listing_check(check: Check, read: str, key: str) -> Check:
+def listing_check(check: Check, read: str, key: str, by: str | None = None) -> Check:
     """`check` for a read that lists the owner's records (`ToolSpec.lists`) instead of taking the record's `key`:
     a reference to the read asks nothing of `key`, and an order between the read and another call joins on nothing
     (the read's list holds the record; a read of another owner's list fails and counts for nothing); what is told
-    after the read counts from its first successful call, since every later read lists the same records."""
+    after the read counts from its first successful call, since every later read lists the same records; a ban on
+    reading another record by its key bans reading another owner's list by `by`, the listing read's argument
+    (dropped without it)."""
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             out = {k: walk(v) for k, v in node.items()}
@@ -213,4 +221,15 @@ def listing_check(check: Check, read: str, key: str) -> Check:
             return [walk(v) for v in node]
         return node
 
-    return Check.model_validate(walk(check.model_dump(mode="json")))
+    # "no read of another record" becomes "no read of another owner's list" (the scenario binds `owner`, see
+    # `Kit.owner_binding`): the listing read takes the owner's id, not the record's
+    clauses = []
+    for c in check.clauses:
+        banned = c.call.args.get(key) if c.type == "no_call" and c.call.tool == read else None
+        if isinstance(banned, dict) and set(banned) == {"$not"} and isinstance(banned["$not"], dict) \
+                and set(banned["$not"]) == {"$var"}:
+            if by is None:
+                continue
+            c = c.model_copy(update={"call": c.call.model_copy(update={"args": {by: {"$not": {"$var": "owner"}}}})})
+        clauses.append(c)
+    return Check.model_validate(walk(check.model_copy(update={"clauses": clauses}).model_dump(mode="json")))

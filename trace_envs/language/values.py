@@ -9,6 +9,7 @@ A value is found in its natural forms, case-insensitively and as whole words:
 - ISO dates (`2024-05-15`, or the date part of `2024-05-15T08:28:51`): "2024-05-15", "May 15, 2024", "May 15th, 2024",
   "15 May 2024", "05/15/2024", "2024/05/15", "May 15", "15 May" (month names full or abbreviated; a day and month
   followed by another year do not count);
+- one capital letter (a section "B"): the letter standing alone, case and all (see `letter_spans`);
 - lists and objects: every leaf is found.
 
 The regexes here are built from escaped literals, so Python's `re` runs them (no pattern from a spec reaches it).
@@ -62,11 +63,32 @@ def mention_spans(value: Any, text: str) -> list[Span]:
     if number is not None:
         return [(s, e) for s, e, got in number_tokens(text) if abs(got - number) <= NUMBER_TOLERANCE]
     needle = str(value).strip()
+    if len(needle) == 1 and needle.isalpha():
+        return letter_spans(needle, text)
     spans = [span for form in _spellings(needle) for span in _phrase_spans(form, text)]
     date = iso_date(needle)
     if date is not None:
         spans += [m.span() for m in _date_pattern(date).finditer(text)]
     return spans
+
+
+def letter_spans(letter: str, text: str) -> list[Span]:
+    """Where `text` states a one-letter value (a section "B", a grade "A"): the capital letter standing alone, as the
+    value is written; never the pronoun "I", nor an "A" that opens a sentence (the article). Read case-insensitively,
+    "a" would be stated by every other sentence."""
+    if not letter.isupper() or letter == "I":
+        return []
+    out = []
+    for m in re.finditer(rf"(?<![\w'-]){re.escape(letter)}(?![\w'-])", text):
+        opens = not text[:m.start()].strip() or text[:m.start()].rstrip()[-1] in ".!?\n"
+        if not (letter == "A" and opens):
+            out.append(m.span())
+    return out
+
+
+def is_numeric_text(value: str) -> bool:
+    """A string that is a number as written ("2", "$1,234.50"); not "nan" or "inf", which float() takes."""
+    return bool(_NUMERIC.fullmatch(value))
 
 
 def as_number(value: Any) -> float | None:

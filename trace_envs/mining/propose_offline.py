@@ -121,8 +121,8 @@ class _Builder:
             for s in specs:
                 if s.name == read:
                     s.lists = listing
-            check = listing_check(check, read, listing.id)
-            label_check = listing_check(label_check, read, listing.id)
+            check = listing_check(check, read, listing.id, listing.by)
+            label_check = listing_check(label_check, read, listing.id, listing.by)
         writes = [t.name for t in specs if t.kind == "write"]
         handoffs = [t for k, t in p.roles.items() if k == "handoff"]
         terms = [str(params.get("field", "")).split(".")[-1], *map(str, params.get("blocked", []))]

@@ -16,7 +16,7 @@ from trace_envs.families.answer_from_records.task import told_check, tellable
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
-from trace_envs.trajectories.results import ResultIndex
+from trace_envs.trajectories.results import ResultIndex, items_at
 
 MIN_ASKING_RUNS = 2  # a field one user asked about once is no recurring question
 MAX_FIELDS = 4
@@ -86,11 +86,15 @@ def _read_made(read: str) -> Check:
     return Check(applies_if=[CallRef(tool=read)], clauses=[CallMade(id="read_made", call=CallRef(tool=read))])
 
 
-def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None = None
-                 ) -> list[tuple[Any, str, Any]]:
+def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None = None,
+                 lists: tuple[str, str] | list[str] | None = None) -> list[tuple[Any, str, Any]]:
     """(key value, field, value) for each value a successful `tool` result of `run` holds at a field (of `fields`, or
     any askable one) that a user question of the run names, when the user had not said the value themselves (a user
-    who gives their zip code is not asking for it)."""
+    who gives their zip code is not asking for it).
+
+    For a read that lists the owner's records (`lists`: (list path, id field), `ResultIndex.listed`), the fields are
+    the listed records' own, on the record the user named by its id (the key value): "what is the start date of
+    leave request LR-44452?" asks about that one, not the list's first."""
     users = [m["content"] for m in run.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
     heard = "\n".join(users)
     asked: dict[str, bool] = {}
@@ -99,14 +103,20 @@ def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None 
         if c.name != tool or c.error or not c.result:
             continue
         parsed = parse_result(c.result)
-        for path, value in leaf_paths(parsed).items():
-            if ((fields is not None and path not in fields) or not tellable(value)
-                    or not askable(path, key or "", parsed)):
-                continue
-            if path not in asked:
-                asked[path] = asks_about(users, path)
-            if asked[path] and not text_mentions(value, heard):
-                out.append((c.arguments.get(key) if key else None, path, value))
+        if lists:
+            records = [(item.get(lists[1]), item) for item in items_at(parsed, lists[0])
+                       if isinstance(item.get(lists[1]), str) and text_mentions(item.get(lists[1]), heard)]
+        else:
+            records = [(c.arguments.get(key) if key else None, parsed)]
+        for rid, record in records:
+            for path, value in leaf_paths(record).items():
+                if ((fields is not None and path not in fields) or not tellable(value)
+                        or not askable(path, key or "", record)):
+                    continue
+                if path not in asked:
+                    asked[path] = asks_about(users, path)
+                if asked[path] and not text_mentions(value, heard):
+                    out.append((rid, path, value))
     return out
 
 
@@ -123,10 +133,10 @@ def leaf_paths(value: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
     return {prefix[:-1]: value} if prefix and value is not None else {}
 
 
-def asked_fields(ctx: ProposalContext, read: str, key: str) -> list[str]:
-    """The fields of `read`'s results that users ask for (see `asked_values`) in at least MIN_ASKING_RUNS runs, most
-    asked first."""
-    counts = Counter(p for run in ctx.runs for p in {p for _, p, _ in asked_values(run, read, key)})
+def asked_fields(ctx: ProposalContext, read: str, key: str, lists: tuple[str, str] | None = None) -> list[str]:
+    """The fields of `read`'s results (of its listed records, with `lists`) that users ask for (see `asked_values`)
+    in at least MIN_ASKING_RUNS runs, most asked first."""
+    counts = Counter(p for run in ctx.runs for p in {p for _, p, _ in asked_values(run, read, key, lists=lists)})
     return [p for p, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])) if n >= MIN_ASKING_RUNS][:MAX_FIELDS]
 
 
@@ -140,14 +150,15 @@ class AnswerFromRecordsDetector(Detector):
     teaches = ("said",)
 
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
-        tool, key, fields = args.get("tool"), args.get("key"), args.get("fields")
+        tool, key, fields, lists = args.get("tool"), args.get("key"), args.get("fields"), args.get("lists")
         if tool not in view.called:
             return "NA"
-        held = asked_values(view.run, tool, key, fields)
+        held = asked_values(view.run, tool, key, fields, lists)
         if not held:
             return "NA"
         for rid, _, value in held:
-            read = CallRef(tool=tool, args={key: rid}) if key and rid is not None else CallRef(tool=tool)
+            # a listing read takes the owner's id, not the listed record's
+            read = CallRef(tool=tool, args={key: rid}) if key and rid is not None and not lists else CallRef(tool=tool)
             if told_check(tool, key, read, value, penalties=False).evaluate(view.trace).passed:
                 return "PRESENT"
         a = view.attribution
@@ -163,8 +174,9 @@ class AnswerFromRecordsDetector(Detector):
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
         for r in ctx.reads:
-            k = next((a for a in ctx.args(r) if a not in FREE_TEXT_ARGS), None)
-            fields = asked_fields(ctx, r, k) if k else []
+            lists = ctx.index.listed.get(r)  # a listing read: the records are the list's items, keyed by their ids
+            k = lists[1] if lists else next((a for a in ctx.args(r) if a not in FREE_TEXT_ARGS), None)
+            fields = asked_fields(ctx, r, k, lists) if k else []
             if not k or not fields:
                 continue
             top = fields[0]
@@ -175,7 +187,7 @@ class AnswerFromRecordsDetector(Detector):
                 "never paste the record.",
                 roles={"read": r, "key": k},
                 label_check=_read_made(r),
-                label_args={"tool": r, "key": k, "fields": fields},
+                label_args={"tool": r, "key": k, "fields": fields, "lists": list(lists) if lists else None},
                 params={"field": top, "label": path_words(top)},
             ))
         return out

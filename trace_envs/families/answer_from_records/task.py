@@ -32,6 +32,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, No
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.language import hints
+from trace_envs.language.values import is_numeric_text, letter_spans
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
@@ -90,7 +91,7 @@ class AnswerEnv(RecordEnv):
         }
         return Scenario(
             state=new_state({r[key]: r for r in records}),
-            bindings={"target": target, "answer": answer},
+            bindings={"target": target, "answer": answer, **kit.owner_binding},
             opening=opening,
             facts=kit.facts,
             requests=[UserRequest(kind="info", tool=kit.read, target=target,
@@ -101,12 +102,20 @@ class AnswerEnv(RecordEnv):
 
 
 def tellable(value: Any) -> bool:
-    """A value a sentence can state: a number, or a string of 2+ characters that is not a yes/no flag."""
+    """A value a sentence can state: a number (also as a string: credits "2"), one capital letter (a section "B",
+    see `letter_spans`), or a string of 2+ characters that is not a yes/no flag."""
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
         return True
-    return isinstance(value, str) and len(value.strip()) >= 2 and value.strip().lower() not in UNTELLABLE
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if is_numeric_text(text):
+        return True
+    if len(text) == 1:
+        return bool(letter_spans(text, f"is {text}"))
+    return len(text) >= 2 and text.lower() not in UNTELLABLE
 
 
 def told_check(read: str, key: str, read_target: CallRef, answer: Any, penalties: bool = True,

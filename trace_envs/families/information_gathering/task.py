@@ -83,7 +83,7 @@ class GatheringEnv(RecordEnv):
         }
         return Scenario(
             state=new_state({r[key]: r for r in records}),
-            bindings={"target": target, "answer": answer},
+            bindings={"target": target, "answer": answer, **kit.owner_binding},
             opening=opening,
             facts=kit.facts,
             aliases={label: aliases},
