@@ -28,6 +28,8 @@ needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found be
     ("savingsOpen", ["savings", "open"], "write"),  # camelCase, noun first
     ("getHTTPStatus", ["get", "http", "status"], "read"),
     ("orders.get", ["orders", "get"], "read"),  # dotted
+    ("exchange_rates.lookup", ["exchange", "rates", "lookup"], "read"),  # dotted: the last part acts ("exchange": noun)
+    ("medical_note_attach", ["medical", "note", "attach"], "write"),  # a verb of change beyond the first domains'
     ("order-cancel", ["order", "cancel"], "write"),  # kebab
     ("holds_list_add", ["holds", "list", "add"], "write"),  # the verb at the tail, not the noun "list" before it
     ("books_list", ["books", "list"], "read"),  # a plural noun at the head is no verb

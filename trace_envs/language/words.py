@@ -134,9 +134,15 @@ HANDOFF_TOOL_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")
 def tool_words(tool: str) -> list[str]:
     """The lower-case words of a tool name, verb first: `update_reservation_baggages` and
     `updateReservationBaggages` alike; a noun-first name's verb is moved to the front (`vehicles.upgrade`,
-    `leave_request_submit` -> submit, leave, request), so every reader finds the verb at the head."""
+    `leave_request_submit` -> submit, leave, request), so every reader finds the verb at the head; a dotted name's
+    last part is its action (`exchange_rates.lookup` -> lookup, exchange, rates)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
     words = [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+    head, dot, action = spaced.rpartition(".")
+    acts = [w for w in re.split(r"[^a-z0-9]+", action) if w]
+    if dot and head and acts and _is_verb(acts[0]):
+        # a dotted name is resource.action: `exchange_rates.lookup` looks up, though "exchange" is a verb too
+        return [*acts, *[w for w in re.split(r"[^a-z0-9]+", head) if w]]
     if len(words) >= 2 and not _is_verb(words[0]) and _is_verb(words[-1]):
         return [words[-1], *words[:-1]]
     return words

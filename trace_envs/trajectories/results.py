@@ -16,6 +16,7 @@ are learned from, not the list's first item.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
@@ -401,20 +402,42 @@ def run_user_text(run: Run) -> str:
                      if m.get("role") == "user" and isinstance(m.get("content"), str))
 
 
-def request_templates(index: ResultIndex, tool: str, key: str, only: bool = True, limit: int = 5) -> list[str]:
-    """How users asked for what `tool` did, in passed runs that called it: the sentences of their first message that
-    name the record (its `key` value), with the value replaced by `{target}`; `only`: runs whose first message names
-    just that record. The most common first, at most `limit`."""
-    counts: Counter = Counter()
-    for opening, args in index.openings.get(tool, []):
+_ID_TOKEN = re.compile(r"(?<![\w-])(?=[\w#-]*\d)[\w#-]{3,}(?![\w-])")
+
+
+def distinctive_requests(index: ResultIndex, tool: str, key: str, limit: int = 5, min_runs: int = 2) -> list[str]:
+    """Sentences users said in passed runs that called `tool` and seldom said in those that called the other
+    non-read tools: what they asked when `tool` was the answer (a billing dispute before a transfer), not what every
+    user says (handing over an id, greeting). The `key` value becomes `{target}`; said in `min_runs` runs at least,
+    at least three times as often (per run) as elsewhere; the most distinctive first."""
+    def said(opening: str, args: dict[str, str]) -> dict[str, str]:
+        out = {}  # shape (ids as <id>) -> template
         value = args.get(key)
-        if not value or value not in opening:
+        handed = [v for k, v in args.items() if k != key and len(v) >= 3 and v != value]
+        for sentence in split_sentences(opening):
+            sentence = sentence.strip()
+            if any(v in sentence for v in handed):
+                continue  # the user hands over an id the agent then passes on ("my client id is C225"): no request
+            template = sentence.replace(value, "{target}") if value else sentence
+            if template.count("{target}") <= 1 and "{" not in template.replace("{target}", ""):
+                out[_ID_TOKEN.sub("<id>", sentence.lower())] = template
+        return out
+
+    mine: Counter = Counter()
+    templates: dict[str, Counter] = defaultdict(Counter)
+    ours = index.openings.get(tool, [])
+    for opening, args in ours:
+        for shape, template in said(opening, args).items():
+            mine[shape] += 1
+            templates[shape][template] += 1
+    rest: Counter = Counter()
+    others = 0
+    for other, openings in index.openings.items():
+        if other == tool:
             continue
-        sentences = [s.strip() for s in split_sentences(opening) if value in s]
-        if only and len(sentences) != 1:
-            continue
-        for sentence in sentences:
-            template = sentence.replace(value, "{target}")
-            if template.count("{target}") == 1 and "{" not in template.replace("{target}", ""):
-                counts[template] += 1
-    return [t for t, _ in counts.most_common(limit)]
+        for opening, args in openings:
+            others += 1
+            rest.update(said(opening, args).keys())
+    ranked = sorted(((mine[s] / len(ours)) / ((rest[s] + 1) / (others + 1)), s) for s in mine
+                    if mine[s] >= min_runs and mine[s] / len(ours) >= 3 * (rest[s] + 1) / (others + 1))
+    return [templates[s].most_common(1)[0][0] for _, s in sorted(ranked, reverse=True)[:limit]]

@@ -9,7 +9,7 @@ from trace_envs.language.words import tool_words
 from trace_envs.mining import departures, labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.mining.gates import policy_mentions
-from trace_envs.trajectories.results import ResultIndex, gate_params, request_templates
+from trace_envs.trajectories.results import ResultIndex, distinctive_requests, gate_params
 
 
 def _handed_off(handoff: str) -> Check:
@@ -58,7 +58,8 @@ class HandoffToHumanDetector(Detector):
         # Requests users made that ended with a transfer in passed runs, when they name no action the agent has a
         # tool for: a billing dispute is the policy's "cannot be handled with your tools".
         verbs = set(tool_words(roles.get("write", ""))[:1])  # the verb, whatever the naming style
-        topics = [t for t in request_templates(index, roles.get("handoff", ""), roles.get("key", ""))
+        # what users said before a transfer and seldom before anything else: not the id every user hands over
+        topics = [t for t in distinctive_requests(index, roles.get("handoff", ""), roles.get("key", ""))
                   if not any(v in t.lower() for v in verbs)]
         if topics:
             return {"topics": topics}, " A human is required for requests like: " + "; ".join(topics[:3]) + "."
