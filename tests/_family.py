@@ -66,3 +66,18 @@ def write_args(env, tool: str) -> dict:
         if action.startswith("{") and json.loads(action)["name"] == tool:
             return json.loads(action)["arguments"]
     raise AssertionError(f"the oracle makes no {tool} call")
+
+
+def mine_random(seed: int, folder: Path):
+    """A randomized domain's runs written into `folder` and mined offline there (`folder/mined`): (domain, the kept
+    capabilities as `capabilities.json` holds them)."""
+    import json
+
+    from trace_envs.cli.mine_cmd import mine as mine_command
+    from trace_envs.datasets.randomized import random_domain
+
+    dom = random_domain(seed)
+    path = dom.write_runs(dom.runs(), folder)
+    mine_command([str(path)], out=folder / "mined", offline=True, quiet=True)
+    caps = json.loads((folder / "mined" / "capabilities.json").read_text())
+    return dom, caps if isinstance(caps, list) else caps.get("capabilities", [])

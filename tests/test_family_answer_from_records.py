@@ -202,14 +202,9 @@ def test_a_listing_read_is_asked_about_by_the_listed_records_own_ids(tmp_path):
     """Randomizer seed 26 (list-shaped records): the user asks for the credits of one enrollment of the student's
     list; the fields are the listed record's, keyed by its own id, and the env publishes (before, the field was the
     list's first item's and 'no read of another record' banned the listing read itself)."""
-    from trace_envs.cli.mine_cmd import mine as mine_command
-    from trace_envs.datasets.randomized import random_domain
+    from _family import mine_random
 
-    dom = random_domain(26)
-    path = dom.write_runs(dom.runs(), tmp_path)
-    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
-    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
-    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    dom, caps = mine_random(26, tmp_path)
     ours = [c for c in caps if c["family"] == "answer_from_records"]
     assert [c["roles"] for c in ours] == [{"read": "student_enrollments.fetch", "key": "enrollment_id"}]
     assert "never_tells_credits" in dom.score_recovery(caps)["found"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _family import committed_example, seed_where
+from _family import committed_example, mine_random, seed_where
 from trace_envs.checks.run_view import RunView
 from trace_envs.datasets.helpdesk import DOMAIN
 from trace_envs.datasets.helpdesk.error_recovery import AUTOPAY, DEFICIT, NEEDS_AUTOPAY, ROAMING
@@ -246,14 +246,7 @@ def test_stranger_recoveries_are_mined_and_publish(seed, fix, tmp_path):
     and its listed accounts do not (no record satisfied the scenario); seed 17's invented fix failure was told back
     as 60 characters of the tool's reply (a paste) and its error named the run's own appointment; seed 21's fix is
     described as a verification (a read) though a failed write succeeded unchanged right after it in the runs."""
-    from trace_envs.cli.mine_cmd import mine as mine_command
-    from trace_envs.datasets.randomized import random_domain
-
-    dom = random_domain(seed)
-    path = dom.write_runs(dom.runs(), tmp_path)
-    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
-    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
-    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    dom, caps = mine_random(seed, tmp_path)
     score = dom.score_recovery(caps)
     ours = [d for d in dom.deficits if dom.deficits[d].family == "error_recovery"]
     assert ours and all(d in score["found"] for d in ours), score

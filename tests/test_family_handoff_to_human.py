@@ -64,16 +64,9 @@ def test_a_stranger_domains_transfer_topics_are_what_users_asked_not_their_ids(t
     naming the record's key, which there were the users handing over their client id ("I know my client id, it's
     {target}."), and `exchange_rates.lookup` was taken for a write ("exchange"); now the topics are the sentences
     said before a transfer and seldom before anything else, and the deficit is recovered."""
-    import json
+    from _family import mine_random
 
-    from trace_envs.cli.mine_cmd import mine as mine_command
-    from trace_envs.datasets.randomized import random_domain
-
-    dom = random_domain(18)
-    path = dom.write_runs(dom.runs(), tmp_path)
-    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
-    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
-    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    dom, caps = mine_random(18, tmp_path)
     ours = [c for c in caps if c["family"] == "handoff_to_human"]
     assert ours and "never_hands_over" in dom.score_recovery(caps)["found"]
     topics = ours[0]["params"]["topics"]

@@ -28,16 +28,12 @@ def test_a_listing_reads_records_are_indexed_by_their_own_ids():
 def test_a_list_shaped_domain_recovers_its_gate_and_the_env_lists_the_records(tmp_path):
     """Before listed records were indexed, seed 14's precondition (the balance check before reassignApprover) was
     missed: the gate was looked for on the list's first item, and the env could not read by the owner's id."""
-    from trace_envs.cli.mine_cmd import mine as mine_command
+    from _family import mine_random
     from trace_envs.envs_loader import env_class, import_module_from
     from trace_envs.generate.publish import MODULE_FILE, generate_one
     from trace_envs.spec.io import load_specs
 
-    dom = random_domain(SEED)
-    path = dom.write_runs(dom.runs(), tmp_path)
-    mine_command([str(path)], out=tmp_path / "mined", offline=True, quiet=True)
-    caps = json.loads((tmp_path / "mined" / "capabilities.json").read_text())
-    caps = caps if isinstance(caps, list) else caps.get("capabilities", [])
+    dom, caps = mine_random(SEED, tmp_path)
     score = dom.score_recovery(caps)
     assert "skips_balance_check_check" in score["found"]
     assert score["precision"] == 1.0
