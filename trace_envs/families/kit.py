@@ -198,13 +198,12 @@ def gated_write_check(roles: dict[str, str], write_weight: float, order_weight: 
     ])
 
 
-def listing_check(check: Check, read: str, key: str, by: str | None = None) -> Check:
+def listing_check(check: Check, read: str, key: str, by: str) -> Check:
     """`check` for a read that lists the owner's records (`ToolSpec.lists`) instead of taking the record's `key`:
     a reference to the read asks nothing of `key`, and an order between the read and another call joins on nothing
     (the read's list holds the record; a read of another owner's list fails and counts for nothing); what is told
     after the read counts from its first successful call, since every later read lists the same records; a ban on
-    reading another record by its key bans reading another owner's list by `by`, the listing read's argument
-    (dropped without it)."""
+    reading another record by its key bans reading another owner's list by `by`, the listing read's argument."""
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             out = {k: walk(v) for k, v in node.items()}
@@ -228,8 +227,6 @@ def listing_check(check: Check, read: str, key: str, by: str | None = None) -> C
         banned = c.call.args.get(key) if c.type == "no_call" and c.call.tool == read else None
         if isinstance(banned, dict) and set(banned) == {"$not"} and isinstance(banned["$not"], dict) \
                 and set(banned["$not"]) == {"$var"}:
-            if by is None:
-                continue
             c = c.model_copy(update={"call": c.call.model_copy(update={"args": {by: {"$not": {"$var": "owner"}}}})})
         clauses.append(c)
     return Check.model_validate(walk(check.model_copy(update={"clauses": clauses}).model_dump(mode="json")))

@@ -2,8 +2,8 @@
 
 The module compiles and imports; Gymnasium's env checker passes; the oracle scores 1.0 on every validation seed, and so
 does a chatty oracle that announces every step before taking it; the oracle without its confirmation questions scores
-below 1.0 on every seed where it asked one, when the check pays confirmation; each mutated oracle scores below 1.0 on every seed,
-and so does every wrong-argument mutant (the oracle with one non-key argument of its writes wrong: a well-typed other
+below 1.0 on every seed where it asked one and wrote, when the policy or the check wants a yes; each mutated oracle
+scores below 1.0 on every seed, and so does every wrong-argument mutant (the oracle with one non-key argument of its writes wrong: a well-typed other
 value, an invented id, -1, 0, a NaN-like string; `TraceEnv.argument_mutants`);
 random and passive policies average below 0.2; every content-free exploit probe averages below 0.1; no constant
 decision succeeds on more seeds than the share of the largest scenario class, which must be at most 0.6 (see
@@ -88,7 +88,12 @@ def validate_env(
     if checker != "passed":
         problems.append(f"env checker: {checker}")
     env = cls()
-    oracle_scores = [run_scripted(env, "oracle", seed)[0] for seed in range(oracle_seeds)]
+    oracle_scores, wrote = [], set()  # seeds where a write of the oracle succeeded: there is a write to confirm
+    for seed in range(oracle_seeds):
+        oracle_scores.append(run_scripted(env, "oracle", seed)[0])
+        trace = env.trace()
+        if any(succeeded(s) and trace.kind_of(s.name) == "write" for s in trace.steps):
+            wrote.add(seed)
     worst = min(oracle_scores)
     if worst < 1.0:
         bad = [s for s, v in enumerate(oracle_scores) if v < 1.0]
@@ -100,7 +105,7 @@ def validate_env(
     if min(chatty_scores) < 1.0:
         bad = [s for s, v in enumerate(chatty_scores) if v < 1.0]
         problems.append(f"the oracle announcing each step first scored {min(chatty_scores):.3f} < 1.0 on seeds {bad[:5]}")
-    unconfirmed_scores = _unconfirmed_scores(env, oracle_seeds)
+    unconfirmed_scores = _unconfirmed_scores(env, wrote)
     if unconfirmed_scores and max(unconfirmed_scores.values()) >= 1.0:
         bad = [s for s, v in unconfirmed_scores.items() if v >= 1.0]
         problems.append(f"the oracle without its confirmation questions scored 1.0 on seeds {bad[:5]}: the check does "
@@ -177,22 +182,18 @@ def validate_env(
     )
 
 
-def _unconfirmed_scores(env: TraceEnv, seeds: int) -> dict[int, float]:
+def _unconfirmed_scores(env: TraceEnv, wrote: set[int]) -> dict[int, float]:
     """Seed -> score of the oracle without its confirmation questions, over the seeds where it asks one and a write
-    of it succeeds, when the policy requires a yes before writes or the check pays confirmation: where every write
-    fails or none is made, there is nothing to confirm."""
+    of it succeeds (`wrote`), when the policy requires a yes before writes or the check pays confirmation: where
+    every write fails or none is made, there is nothing to confirm."""
     if not (env.SPEC.rules.confirm_writes or any(isinstance(c, (Confirmation, Asked)) for c in env.check.clauses)):
         return {}
     out = {}
-    for seed in range(seeds):
+    for seed in sorted(wrote):
         env.reset(seed=seed)
         actions = env.oracle_actions()
         plain = unconfirmed(actions)
-        if len(plain) == len(actions):
-            continue
-        run_actions(env, actions, seed)
-        trace = env.trace()
-        if any(succeeded(s) and trace.kind_of(s.name) == "write" for s in trace.steps):
+        if len(plain) < len(actions):
             out[seed] = run_actions(env, plain, seed)[0]
     return out
 

@@ -1,7 +1,7 @@
 """Cutting a message into sentences: the one splitter the scripted user, the checks and the labelers share.
 
-A sentence ends after ".", "!" or "?" and a space (not after an initial: "T. Ruiz"), and at every line break (agents write bulleted summaries and
-numbered lists). Two views of the same cut:
+A sentence ends after ".", "!" or "?" and a space (not after an initial: "T. Ruiz"), and at every line break (agents
+write bulleted summaries and numbered lists). Two views of the same cut:
 
 - `sentences`: the text as written; a list item's marker ("1.") stays with its item, so a confirmation that opens a
   list ("Please confirm that you'd like to: / 1. Cancel QZ7Y2K") still sees the list;

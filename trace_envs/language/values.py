@@ -76,7 +76,7 @@ def letter_spans(letter: str, text: str) -> list[Span]:
     """Where `text` states a one-letter value (a section "B", a grade "A"): the capital letter standing alone, as the
     value is written; never the pronoun "I", nor an "A" that opens a sentence (the article). Read case-insensitively,
     "a" would be stated by every other sentence."""
-    if not letter.isupper() or letter == "I":
+    if not is_letter_value(letter):
         return []
     out = []
     for m in re.finditer(rf"(?<![\w'-]){re.escape(letter)}(?![\w'-])", text):
@@ -84,6 +84,11 @@ def letter_spans(letter: str, text: str) -> list[Span]:
         if not (letter == "A" and opens):
             out.append(m.span())
     return out
+
+
+def is_letter_value(text: str) -> bool:
+    """One capital letter a sentence can state as a value (a section "B"): not the pronoun "I"."""
+    return len(text) == 1 and text.isalpha() and text.isupper() and text != "I"
 
 
 def is_numeric_text(value: str) -> bool:

@@ -136,16 +136,26 @@ def tool_words(tool: str) -> list[str]:
     `updateReservationBaggages` alike; a noun-first name's verb is moved to the front (`vehicles.upgrade`,
     `leave_request_submit` -> submit, leave, request), so every reader finds the verb at the head; a dotted name's
     last part is its action (`exchange_rates.lookup` -> lookup, exchange, rates)."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower()
-    words = [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
-    head, dot, action = spaced.rpartition(".")
-    acts = [w for w in re.split(r"[^a-z0-9]+", action) if w]
-    if dot and head and acts and _is_verb(acts[0]):
+    words = _split(tool)
+    acts = dotted_action(tool)
+    if acts and _is_verb(acts[0]):
         # a dotted name is resource.action: `exchange_rates.lookup` looks up, though "exchange" is a verb too
-        return [*acts, *[w for w in re.split(r"[^a-z0-9]+", head) if w]]
+        return [*acts, *_split(tool.rpartition(".")[0])]
     if len(words) >= 2 and not _is_verb(words[0]) and _is_verb(words[-1]):
         return [words[-1], *words[:-1]]
     return words
+
+
+def _split(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return [w for w in re.split(r"[^a-z0-9]+", spaced) if w]
+
+
+def dotted_action(tool: str) -> list[str]:
+    """The words of a dotted name's last part, its action (`exchange_rates.lookup` -> lookup); none for a name
+    without a dot."""
+    head, dot, action = tool.rpartition(".")
+    return _split(action) if dot and head else []
 
 
 def _is_verb(word: str) -> bool:

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Literal, Mapping
 
-from trace_envs.language.words import READ_VERBS, WRITE_VERBS
+from trace_envs.language.words import READ_VERBS, WRITE_VERBS, dotted_action
 from trace_envs.trajectories.models import PROSE_ARGS, Run
 
 ToolKind = Literal["read", "write", "other"]
@@ -89,8 +89,8 @@ def kind_from_name(name: str) -> tuple[ToolKind, str] | None:
     """read / write / other with the word that says so, from the tool's name; None when the name says nothing.
 
     The verb is looked for in a dotted name's last part (`exchange_rates.lookup`), at the head (`cancel_order`,
-    `getUser`), then at the tail (`leave_request_submit`, `savingsOpen`, `user_lookup`), then anywhere; a name that sends to a person (`transfer_to_human_agents`) is other:
-    it changes no record of the domain."""
+    `getUser`), then at the tail (`leave_request_submit`, `savingsOpen`, `user_lookup`), then anywhere; a name that
+    sends to a person (`transfer_to_human_agents`) is other: it changes no record of the domain."""
     words = name_words(name)
     if not words:
         return None
@@ -98,12 +98,10 @@ def kind_from_name(name: str) -> tuple[ToolKind, str] | None:
         return "other", "_".join(words)
     if "to" in words[1:] and PERSON_WORDS & set(words[words.index("to") + 1:]):
         return "other", "sends to a person"
-    head, dot, action = name.rpartition(".")
-    if dot and head:  # a dotted name is resource.action: `exchange_rates.lookup` looks up ("exchange" is a noun here)
-        acts = name_words(action)
-        kind = _kind_of_verb(acts[0]) if acts else None
-        if kind is not None:
-            return kind, acts[0]
+    acts = dotted_action(name)  # resource.action: `exchange_rates.lookup` looks up ("exchange" is a noun here)
+    kind = _kind_of_verb(acts[0]) if acts else None
+    if kind is not None:
+        return kind, acts[0]
     for word in (words[0], words[-1]):
         kind = _kind_of_verb(word)
         if kind is not None:

@@ -438,6 +438,6 @@ def distinctive_requests(index: ResultIndex, tool: str, key: str, limit: int = 5
         for opening, args in openings:
             others += 1
             rest.update(said(opening, args).keys())
-    ranked = sorted(((mine[s] / len(ours)) / ((rest[s] + 1) / (others + 1)), s) for s in mine
-                    if mine[s] >= min_runs and mine[s] / len(ours) >= 3 * (rest[s] + 1) / (others + 1))
-    return [templates[s].most_common(1)[0][0] for _, s in sorted(ranked, reverse=True)[:limit]]
+    lift = {s: (n / len(ours)) / ((rest[s] + 1) / (others + 1)) for s, n in mine.items() if n >= min_runs}
+    ranked = sorted((s for s, x in lift.items() if x >= 3), key=lambda s: (lift[s], s), reverse=True)
+    return [templates[s].most_common(1)[0][0] for s in ranked[:limit]]

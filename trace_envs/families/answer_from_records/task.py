@@ -32,7 +32,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check, Communicated, No
 from trace_envs.families.kit import GOODBYE, Kit
 from trace_envs.families.task import Task, register_task
 from trace_envs.language import hints
-from trace_envs.language.values import is_numeric_text, letter_spans
+from trace_envs.language.values import is_letter_value, is_numeric_text
 from trace_envs.runtime import Scenario
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
@@ -103,7 +103,7 @@ class AnswerEnv(RecordEnv):
 
 def tellable(value: Any) -> bool:
     """A value a sentence can state: a number (also as a string: credits "2"), one capital letter (a section "B",
-    see `letter_spans`), or a string of 2+ characters that is not a yes/no flag."""
+    see `language.values.letter_spans`), or a string of 2+ characters that is not a yes/no flag."""
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
@@ -114,7 +114,7 @@ def tellable(value: Any) -> bool:
     if is_numeric_text(text):
         return True
     if len(text) == 1:
-        return bool(letter_spans(text, f"is {text}"))
+        return is_letter_value(text)
     return len(text) >= 2 and text.lower() not in UNTELLABLE
 
 
