@@ -207,6 +207,29 @@ def test_claims_as_real_users_word_them():
     assert claims_in("I want to upgrade to business.", values) == []
 
 
+def test_a_claim_is_read_to_the_end_of_its_clause():
+    """The claimed value may come late in the clause ("... with a full tank"); a comma ends it, and a wish after the
+    assertion is still no claim."""
+    values = ["full", "half", "quarter"]
+    assert claims_in("I already returned the car from rental RT0235VJ with a full tank.", values) == ["full"]
+    assert claims_in("I returned the car yesterday, and I'd like it to be full next time.", values) == []
+    assert claims_in("I already returned the car from rental RT0235VJ and would like a full refund.", values) == []
+
+
+def test_a_claim_users_word_their_own_way_is_learned_from_what_the_runs_did_after_it(tmp_path):
+    """Randomizer seed 9 (insurance, ToolSandbox folders, no expected actions, list-shaped records): users say "I
+    already paid the overdue premium on policy P", a sentence naming no value of the record; the passed runs
+    reinstated the policies whose payment status was `received` and left the others alone, so the claim stands for
+    `received` and the planted deficit is recovered (before: nothing proposed, no value was ever said)."""
+    from _family import mine_random
+
+    dom, caps = mine_random(9, tmp_path)
+    [cap] = [c for c in caps if c["family"] == "claim_verification"]
+    assert cap["roles"] == {"read": "read_policyholder_policies", "write": "reinstate_policy", "key": "policy_id"}
+    assert (cap["params"]["field"], cap["params"]["claimed"]) == ("payment_status", "received")
+    assert "trusts_claim" in dom.score_recovery(caps)["found"]
+
+
 @needs_data
 def test_proposed_on_the_real_airline_runs(airline):
     _, _, ours = airline

@@ -14,8 +14,10 @@ from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
+from trace_envs.language.words import tool_words, verb_synonyms
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path
+from trace_envs.trajectories.results import items_at, outcome_gate, run_user_text
 
 MIN_CLAIM_RUNS = 2  # one user's claim is an anecdote, not a recurring reason for a write
 MAX_VALUES = 8
@@ -29,6 +31,11 @@ ASSERTS = r"(?:i'?m|i am|i was|i'?ve|i have|i|as an?|was|is|are|were|been|got|al
 # Words that make the value what the user asks for, not what they say is so ("I'd like business", "change to economy").
 REQUESTS = frozenset({"want", "wants", "like", "need", "change", "changing", "upgrade", "upgrading", "switch", "book",
                       "prefer", "to", "into", "would", "could", "please", "if", "not", "never", "become", "make"})
+WINDOW = 10  # words after an assertion a claimed value may come in ("... from rental R1 with a full tank")
+# Words that carry no claim of their own: "I already paid *the* premium *on my* policy".
+_FUNCTION_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "its", "this", "that", "these", "those",
+                             "on", "in", "of", "for", "to", "from", "with", "and", "or", "at", "by", "me", "we", "you",
+                             "they", "them", "so", "just", "also", "all", "but", "yet", "now", "then", "there"})
 _WORD = re.compile(r"[\w'-]+")
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in case|when)\b")
 _ASSERTS = re.compile(rf"\b{ASSERTS}\b")
@@ -100,8 +107,9 @@ def _claims(text: str, asked: tuple[tuple[Any, Any], ...]) -> list[Any]:
 
 @lru_cache(maxsize=8192)  # mining asks this of every user turn once per enum field of every read it proposes from
 def _assertion_windows(text: str) -> tuple[tuple[str, ...], ...]:
-    """The (up to four) words after each assertion in `text`'s sentences that are neither questions nor suppositions,
-    in the order they are said."""
+    """The words after each assertion in `text`'s sentences that are neither questions nor suppositions, to the end
+    of its clause and at most WINDOW of them ("I already returned the car from rental R1 with a full tank"), in the
+    order they are said."""
     out = []
     for s in sentences(text):
         if s.rstrip().endswith("?"):
@@ -110,7 +118,7 @@ def _assertion_windows(text: str) -> tuple[tuple[str, ...], ...]:
         for m in _ASSERTS.finditer(low):
             if _CONDITIONAL.search(_CLAUSE_BREAK.split(low[:m.start()])[-1]):
                 continue  # "if my line is suspended, restore it" supposes the value, it does not claim it
-            out.append(tuple(_WORD.findall(low[m.end():])[:4]))
+            out.append(tuple(_WORD.findall(_CLAUSE_BREAK.split(low[m.end():])[0])[:WINDOW]))
     return tuple(out)
 
 
@@ -144,28 +152,45 @@ def user_claims(run: Any, values: list[Any], before: int | None = None, forms: d
     return out
 
 
-def _reads(run: Any, read: str, key: str | None, field: str) -> list[tuple[int, Any, Any]]:
-    """(message index, key value, field value) of each successful `read` whose result holds `field`."""
+def _reads(run: Any, read: str, key: str | None, field: str, lists: tuple[str, str] | list[str] | None = None
+           ) -> list[tuple[int, Any, Any]]:
+    """(message index, key value, field value) of each successful `read` whose result holds `field`; for a read that
+    lists the owner's records (`lists`: (list path, id field), `ResultIndex.listed`), one per listed record, keyed by
+    its own id and `field` a path within it."""
     out = []
     for c in run.agent_calls:
         if c.name != read or c.error or not c.result:
             continue
-        found, value = get_path(parse_result(c.result), field)
+        parsed = parse_result(c.result)
+        if lists:
+            for item in items_at(parsed, lists[0]):
+                found, value = get_path(item, field)
+                if found and isinstance(item.get(lists[1]), str):
+                    out.append((c.message_index, item[lists[1]], value))
+            continue
+        found, value = get_path(parsed, field)
         if found:
             out.append((c.message_index, c.arguments.get(key) if key else None, value))
     return out
 
 
-def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[Any]) -> Label | None:
+def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, values: list[Any],
+                  lists: tuple[str, str] | list[str] | None = None, claim_words: list[str] | None = None
+                  ) -> Label | None:
     """PRESENT / LACKING of a run whose user claims a value of `field` (see the module docstring); None when it does
     not apply (no claim, or neither a write nor a read of the record after the claim)."""
     writes = [c for c in run.agent_calls if c.name == write and not c.error]
     end = writes[0].message_index if writes else None
-    forms = claim_forms(field, values)
-    claimed = user_claims(run, list(forms), end, forms)
+    if claim_words:  # a paraphrased claim stands for the first value (see `paraphrased_claim`)
+        claimed = values[:1] if says_claim(run, claim_words, end) else []
+    else:
+        forms = claim_forms(field, values)
+        claimed = user_claims(run, list(forms), end, forms)
     if not claimed:
         return None
-    reads = _reads(run, read, key, field)
+    reads = _reads(run, read, key, field, lists)
+    if lists:
+        reads = _named(run, reads)
     if writes:
         w = writes[0]
         target = w.arguments.get(key) if key else None
@@ -180,13 +205,26 @@ def claim_verdict(run: Any, read: str, write: str, key: str | None, field: str, 
     return None
 
 
+def _named(run: Any, reads: list[tuple[int, Any, Any]]) -> list[tuple[int, Any, Any]]:
+    """The listed records of `reads` the run is about: those a call took the id of or the user named (all of them when
+    none is); the rest of the owner's list was never asked about."""
+    said = run_user_text(run)
+    addressed = {v for c in run.agent_calls for v in c.arguments.values() if isinstance(v, str)}
+    named = [r for r in reads if isinstance(r[1], str) and (r[1] in addressed or r[1].lower() in said)]
+    return named or reads
+
+
 def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tuple[str, str, list[str]] | None:
     """The enum field of `read`'s records whose values users claim in at least MIN_CLAIM_RUNS runs that read such a
     record, at least one of them a claim the record contradicts and one followed by `write`; with the value claimed
-    most often and every value seen (most seen first). None when no field qualifies."""
+    most often and every value seen (most seen first). None when no field qualifies. Of several, the field that
+    separates the records the passed runs wrote from those they left alone (`outcome_gate`: what decided the write
+    when the claim was checked), then the one claimed in most runs."""
+    lists = ctx.index.listed.get(read)
+    gate = outcome_gate(ctx.index, read, write)
     best = None
     for path, counts in sorted(ctx.index.enum_fields(read).items()):
-        if path == key or path.split(".")[-1] in OWNER_FIELDS:
+        if path == key or path.split(".")[-1] in OWNER_FIELDS or (lists and path.startswith(f"{lists[0]}.")):
             continue
         values = [v for v, _ in counts.most_common(MAX_VALUES)]
         forms = claim_forms(path, values)
@@ -195,19 +233,99 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tup
         claims: Counter = Counter()
         runs = contradicted = written = 0
         for run in ctx.runs:
-            reads = _reads(run, read, key, path)
+            reads = _reads(run, read, key, path, lists)
             made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
             said = user_claims(run, list(forms), made[0] if made else None, forms) if reads else []
             if not said:
                 continue
             runs += 1
             claims.update(said)
-            contradicted += any(v not in said for _, _, v in reads)
+            contradicted += any(v not in said for _, _, v in (_named(run, reads) if lists else reads))
             written += bool(made)  # the claim came before the write: it is the write's reason
-        if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or runs > best[0]):
+        rank = (gate is not None and gate["field"] == path, runs)
+        if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or rank > best[0]):
             shown = values if all(isinstance(v, bool) for v in values) else list(forms)
-            best = (runs, path, claims.most_common(1)[0][0], shown)
+            best = (rank, path, claims.most_common(1)[0][0], shown)
     return best[1:] if best else None
+
+
+def asserted_words(run: Any, before: int | None = None) -> set[str]:
+    """The content words the user's turns (before message `before`) assert: those after an assertion, up to the
+    first that makes it a wish ("I already paid the overdue premium" -> paid, overdue, premium); no ids."""
+    out: set[str] = set()
+    for i, m in enumerate(run.messages):
+        if before is not None and i >= before:
+            break
+        if m.get("role") != "user" or not isinstance(m.get("content"), str):
+            continue
+        for window in _assertion_windows(m["content"]):
+            for w in window:
+                if w in REQUESTS:
+                    break
+                if w.isalpha() and len(w) >= 3 and w not in _FUNCTION_WORDS and not _ASSERTS.fullmatch(w):
+                    out.add(w)
+    return out
+
+
+def says_claim(run: Any, claim_words: list[str], before: int | None = None) -> bool:
+    """Whether the user's turns (before message `before`) assert at least half of `claim_words`."""
+    said = asserted_words(run, before)
+    return sum(w in said for w in claim_words) * 2 >= len(claim_words)
+
+
+def _first_write(run: Any, write: str) -> int | None:
+    return next((c.message_index for c in run.agent_calls if c.name == write and not c.error), None)
+
+
+def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
+                      ) -> tuple[str, str, list[Any], list[str]] | None:
+    """A claim users word their own way ("I already paid the overdue premium" for a payment status `received`),
+    learned from what the runs did after it: the field that separates the records passed runs wrote from those they
+    left alone (`outcome_gate`), and the words users assert, whatever that field holds, in the runs that read such a
+    record and ask for `write` (said in at least MIN_CLAIM_RUNS of them, in half of them or more, and at least
+    three times as often as in the runs overall; the write's own words are the request, not the claim). The claim
+    stands for the field's allowed value: (field, claimed value, refuted values, claim words); None without a gate,
+    where users name the field's values in a quarter of those runs or more (a condition, or a claim `claimed_fields`
+    reads), without two such words, or when no claimed record contradicts it or no claim is followed by the write."""
+    gate = outcome_gate(ctx.index, read, write)
+    if gate is None or len(gate["allowed"]) != 1:
+        return None
+    lists = ctx.index.listed.get(read)
+    request = {w.lower() for w in (*tool_words(write), *verb_synonyms(write))}
+    runs = list(ctx.runs)
+    values = [*gate["allowed"], *gate["blocked"]]
+    said_all: Counter = Counter()
+    said_asked: Counter = Counter()
+    asked = named = 0
+    for run in runs:
+        made = _first_write(run, write)
+        words = asserted_words(run, made)
+        said_all.update(words)
+        text = run_user_text(run)
+        if (made is not None or any(v in text for v in verb_synonyms(write))) \
+                and _reads(run, read, key, gate["field"], lists):
+            asked += 1
+            said_asked.update(words)
+            named += any(isinstance(v, str) and text_mentions(v, text) for v in values)
+    if not asked or named * 4 > asked:
+        return None  # users name the field's values ("if my line is suspended"): a condition or a worded claim
+    lift = {w: (n / asked) / (said_all[w] / len(runs)) for w, n in said_asked.items()
+            if n >= MIN_CLAIM_RUNS and n * 2 >= asked and w not in request}
+    claim_words = sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-said_asked[w], w))[:4]
+    if len(claim_words) < 2:
+        return None
+    claimed, refuted = gate["allowed"][0], list(gate["blocked"])
+    contradicted = written = 0
+    for run in runs:
+        made = _first_write(run, write)
+        if not says_claim(run, claim_words, made):
+            continue
+        reads = _reads(run, read, key, gate["field"], lists)
+        contradicted += any(v != claimed for _, _, v in (_named(run, reads) if lists else reads))
+        written += made is not None
+    if not (contradicted and written):
+        return None
+    return gate["field"], claimed, [claimed, *refuted], claim_words
 
 
 class ClaimVerificationDetector(Detector):
@@ -222,7 +340,7 @@ class ClaimVerificationDetector(Detector):
         field = args.get("field")
         if not (read and write and field and values):
             return "NA"
-        verdict = claim_verdict(view.run, read, write, key, field, values)
+        verdict = claim_verdict(view.run, read, write, key, field, values, args.get("lists"), args.get("claim_words"))
         if verdict is None:
             return "NA"
         a = view.attribution
@@ -243,6 +361,10 @@ class ClaimVerificationDetector(Detector):
             if w not in ctx.writes or r not in ctx.reads or k in FREE_TEXT_ARGS:
                 continue
             found = claimed_fields(ctx, r, w, k)
+            claim_words: list[str] = []
+            if found is None and (said := paraphrased_claim(ctx, r, w, k)) is not None:
+                field, claimed, values, claim_words = said
+                found = field, claimed, values
             if not found:
                 continue
             field, claimed, values = found
@@ -255,7 +377,8 @@ class ClaimVerificationDetector(Detector):
                 "what the record shows and change nothing.",
                 roles={"read": r, "write": w, "key": k},
                 label_check=_read_before_write(r, w, k),
-                label_args={"read": r, "write": w, "key": k, "field": field, "values": values},
+                label_args={"read": r, "write": w, "key": k, "field": field, "values": values,
+                            "lists": ctx.index.listed.get(r), **({"claim_words": claim_words} if claim_words else {})},
                 params={"field": field, "claimed": claimed, "refuted": refuted, "label": label},
             ))
         return out
