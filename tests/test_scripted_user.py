@@ -17,7 +17,7 @@ from trace_envs.generate.progress_phrases import PROGRESS_PHRASES
 from trace_envs.runtime import STOP, ScriptedUser, UserRequest, parse_action
 from trace_envs.runtime import user as user_module
 from trace_envs.language.words import request_words
-from trace_envs.runtime.phrases import user_phrase
+from trace_envs.runtime.phrases import path_words, user_phrase
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = sorted(p.parent.name for p in (ROOT / "generated").glob("*/spec.json"))
@@ -329,3 +329,12 @@ def test_a_repeated_user_action_is_done_each_time_asked_and_resolves_nothing():
     user.reply("Please turn off airplane mode.")
     assert user.take_performed() == []
     assert user.reply("Thanks, it works now.")[1] and user.statuses == ["done"]
+
+
+def test_a_record_path_is_said_in_words_once():
+    """How the user and the env's prose name a field: a list's item by its position, a sum over a list, and a group
+    whose name the field's own repeats said once (a nested randomized record's `state.rental_state`)."""
+    assert path_words("flights.0.status") == "status of the first flight"
+    assert path_words("payment_history.*.amount") == "amount over the payment history"
+    assert path_words("rental.state.rental_state") == "rental state"
+    assert path_words("address.city") == "address city"

@@ -26,9 +26,11 @@ def key_noun(key: str) -> str:
 
 def path_words(path: str) -> str:
     """A dotted record path in words: `cabin` -> `cabin`; `flights.0.status` -> `status of the first flight`;
-    `payment_history.*.amount` -> `amount over the payment history`."""
+    `payment_history.*.amount` -> `amount over the payment history`; `rental.state.rental_state` -> `rental state`."""
     parts = path.split(".")
     words = [p.replace("_", " ") for p in parts if not p.isdigit() and p != "*"]
+    # a group the field's own name repeats says nothing more: `state.rental_state` -> `rental state`
+    words = [w for i, w in enumerate(words) if not any(set(w.split()) <= set(x.split()) for x in words[i + 1:])]
     if len(words) >= 2 and "*" in parts:  # a sum over a list's items: `payment_history.*.amount`
         return f"{' '.join(words[1:])} over the {words[0]}"
     if len(words) >= 2 and any(p.isdigit() for p in parts):
