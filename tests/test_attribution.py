@@ -159,6 +159,48 @@ def test_a_gate_is_learned_from_the_writes_the_ground_truth_does_and_does_not_ma
     assert infer_gate(roles, ctx.index, "Be polite.") == ({}, "")
 
 
+def _asked_run(i: int, trial: int, cover: str, answer: str | None) -> Run:
+    """A cancel of order #i (cover `cover`): asked first and answered `answer`, cancelled on a yes; with no answer,
+    cancelled at once (and failed: this user would have said no)."""
+    record = json.dumps({"order_id": f"#{i}", "cover": cover})
+    msgs = [{"role": "user", "content": f"Please cancel order #{i}."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c0", "type": "function", "function": {
+                "name": "get_order", "arguments": json.dumps({"order_id": f"#{i}"})}}]},
+            {"role": "tool", "tool_call_id": "c0", "name": "get_order", "content": record}]
+    calls = [ToolCall(id="c0", name="get_order", arguments={"order_id": f"#{i}"}, result=record, message_index=1)]
+    if answer is not None:
+        msgs += [{"role": "assistant", "content": f"I'll cancel order #{i}. Shall I go ahead?"},
+                 {"role": "user", "content": answer}]
+    if answer is None or answer.startswith("Yes"):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "cancel", "arguments": json.dumps({"order_id": f"#{i}"})}}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "cancel", "content": "ok"}]
+        calls.append(ToolCall(id="c1", name="cancel", arguments={"order_id": f"#{i}"}, result="ok",
+                              message_index=len(msgs) - 2))
+    success = answer is not None
+    return Run(run_id=f"x/{i}/{trial}", source="test", task_id=str(i), messages=msgs, tool_calls=calls,
+               reward=float(success), success=success)
+
+
+def test_a_write_left_out_because_the_user_said_no_teaches_no_rule():
+    """Randomizer seed 15: the users who declined a confirmation happened to hold orders of some covers. Passed runs
+    that asked and heard "No, that's okay." (a yes word in a no) left those orders alone, and the failed runs
+    cancelled them unasked; neither is evidence that the cover forbids a cancel."""
+    from trace_envs.mining.expected import ExpectedFromPassed
+
+    runs = []
+    for i in range(8):
+        cover, answer = ("pet", "Yes, please.") if i % 2 == 0 else ("car", "No, that's okay.")
+        runs += [_asked_run(i, 0, cover, answer), _asked_run(i, 1, cover, answer)]
+        if cover == "car":
+            runs.append(_asked_run(i, 2, cover, None))
+    runs = list(ExpectedFromPassed(runs, {"get_order": "read", "cancel": "write"}).fill_all(runs))
+    assert all(r.meta.get("declined") for r in runs if r.task_id in "1357")
+    ctx = proposal_context(build_profile(runs), runs)
+    roles = {"read": "get_order", "write": "cancel", "key": "order_id"}
+    assert infer_gate(roles, ctx.index, "Questions about an order's cover go to the cover desk.") == ({}, "")
+
+
 @needs_data
 def test_diagnose_prints_one_run_side_by_side():
     _load_commands()

@@ -71,3 +71,35 @@ def test_declined_episodes_score_exactly(env_cls):
     assert reply.startswith("No")
     reply, _ = env.say("Noted.")
     assert "update" not in reply.lower()
+
+
+@pytest.mark.parametrize("seed, name", [(22, "no_confirmation_before_convert"), (15, "no_confirmation_before_issue")])
+def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_is_found(tmp_path, seed, name):
+    """Randomizer seed 22 (clinic): agents confirm "make appointment A1 a video visit?", the user's words for
+    `appointments.convert`, which the tool's name never says; the labeler reads a question naming the action as the
+    domain's users ask for it. Seed 15 (insurance): `certificates.issue`, described "Get a new certificate", answers
+    "... issued." (a write), and the users who said no to it ("No, that's okay.") teach no rule about the policies
+    they held (before: a false policy_refusal gate on the policy's cover)."""
+    from _family import mine_random
+
+    dom, caps = mine_random(seed, tmp_path)
+    score = dom.score_recovery(caps)
+    assert name in score["found"] and score["false_findings"] == []
+
+
+def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
+    """What users say before the runs that make a write and seldom before the others (seed 22's clinic)."""
+    from trace_envs.trajectories.models import Run, ToolCall
+    from trace_envs.trajectories.results import request_vocabulary
+
+    def run(i: int, said: str, tool: str) -> Run:
+        msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": tool, "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "name": tool, "content": "ok"}]
+        return Run(run_id=f"c/{i}/0", source="test", task_id=str(i), messages=msgs, reward=1.0, success=True,
+                   tool_calls=[ToolCall(id="c", name=tool, arguments={}, result="ok", message_index=1)])
+
+    runs = [run(i, f"I want to make appointment APT{i} a video visit.", "appointments.convert") for i in range(4)]
+    runs += [run(i, f"Please move appointment APT{i} to another clinician.", "clinicians.switch") for i in range(4, 9)]
+    assert request_vocabulary(runs, "appointments.convert") == ["make", "video", "visit"]
+    assert "appointment" not in request_vocabulary(runs, "clinicians.switch")  # every user says it

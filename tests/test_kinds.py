@@ -112,6 +112,22 @@ def test_a_definition_decides_a_hand_off_and_a_kind():
     assert prof.tools["case_escalate"].kind == "write" and prof.tools["case_escalate"].kind_source == "definition"
 
 
+def test_a_name_and_replies_that_say_write_outweigh_a_description_that_reads_as_a_read():
+    """Randomizer seed 15: `certificates.issue`, described "Get a new certificate for a policy.", answers "Policy P1
+    issued.": its name and its replies both say it changes something, against one description verb ("Get")."""
+    tools = [{"type": "function", "function": {"name": "certificates.issue",
+                                               "description": "Get a new certificate for a policy."}},
+             {"type": "function", "function": {"name": "policies.read", "description": "Get one policy."}}]
+    runs = [_run([_call(0, "policies.read", {"policy_id": "P1"}, json.dumps({"id": "P1", "cover": "pet"})),
+                  _call(1, "certificates.issue", {"policy_id": "P1"}, json.dumps({"ok": True,
+                                                                                   "message": "Policy P1 issued."}))],
+                 run_id=f"ins/{i}/0", tools=tools) for i in range(3)]
+    prof = build_profile(runs)
+    assert prof.tools["certificates.issue"].kind == "write"
+    assert 'its name says "issue"' in prof.tools["certificates.issue"].kind_evidence
+    assert prof.tools["policies.read"].kind == "read"
+
+
 def test_a_call_that_ends_the_conversation_with_a_person_taking_over():
     runs = [_run([_call(0, "get_case", {"id": "C1"}, json.dumps({"id": "C1", "state": "open"})),
                   _call(1, "connect_live", {"summary": "refund"}, "ok")],

@@ -126,6 +126,13 @@ RECORD_NOUNS = frozenset(
     "reservation reservations booking bookings order orders user users account accounts customer customers profile "
     "record records details detail info information id ids".split()
 )
+# Words that name nothing on their own: "I already paid *the* premium *on my* policy", "make *my* appointment *a* video
+# visit". Whatever words a domain's users share beyond these are its own.
+FUNCTION_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "its", "this", "that", "these", "those",
+                            "on", "in", "of", "for", "to", "from", "with", "and", "or", "at", "by", "me", "we", "you",
+                            "they", "them", "so", "just", "also", "all", "but", "yet", "now", "then", "there", "it",
+                            "is", "are", "was", "be", "can", "could", "would", "will", "please", "want", "like", "need",
+                            "i", "i'm", "i'd", "hi", "hello", "thanks", "thank", "some", "any", "one", "too", "as"})
 _POLICY_GENERIC = frozenset({"pending", "delivered", "items"})
 # Words of tool names that hand the conversation to a person (`transfer_to_human_agents`, `escalate`, ...).
 HANDOFF_TOOL_WORDS = ("transfer", "handoff", "hand_off", "escalat", "human")

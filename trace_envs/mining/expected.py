@@ -8,7 +8,8 @@ a date they picked differently, is left free). A task with no passed run borrows
 that has one (by the words of the first user message and the tools called), by name only: another task's ids and
 amounts say nothing about this one, and whether this task's record allowed a write is not what the other's showed: the
 labelers read such borrowed actions for requests left undone only (`RunView.attribution` is None for them). Expected
-actions are marked inferred (`Run.meta["expected"]`), and the attribution compares only the arguments they name
+actions are marked inferred (`Run.meta["expected"]`; `Run.meta["declined"]` where the passed runs mostly heard the user
+say no to a confirmation, so a write they did not make is no evidence of a rule), and the attribution compares only the arguments they name
 (`trace_envs.checks.attribution`), so every family labels from departures as it does on a source that carries them,
 and `diagnose` reads such logs too.
 """
@@ -22,6 +23,7 @@ from typing import Iterable, Iterator
 
 from trace_envs.checks.attribution import BORROWED, INFERRED, state_changing
 from trace_envs.trajectories.models import GroundTruthAction, Run
+from trace_envs.trajectories.results import declined_confirmation
 
 SIMILAR = BORROWED
 MIN_SIMILARITY = 0.5  # token Jaccard of first user messages (ids removed) before a task borrows another's actions
@@ -76,10 +78,15 @@ class ExpectedFromPassed:
             self.tokens.setdefault(run.task_id, _tokens(run))
             self.tools[run.task_id] = self.tools.get(run.task_id, frozenset()) | {c.name for c in run.agent_calls}
         self.expected: dict[str, list[GroundTruthAction]] = {}
+        # tasks whose passed runs mostly heard the user say no to a confirmation: a write they did not make was the
+        # user's choice, not something the record forbade
+        self.declined: set[str] = set()
         for task, task_runs in by_task.items():
             passed = [r for r in task_runs if r.success]
             if passed:
                 self.expected[task] = _consensus(passed, kinds)
+                if sum(map(declined_confirmation, passed)) * 2 > len(passed):
+                    self.declined.add(task)
         self.borrowed: dict[str, tuple[str, list[GroundTruthAction]]] = {}
         for task in by_task:
             if task not in self.expected:
@@ -112,7 +119,10 @@ class ExpectedFromPassed:
             gt, how = self.borrowed[run.task_id][1], SIMILAR
         else:
             return run
-        return run.model_copy(update={"ground_truth": list(gt), "meta": {**run.meta, "expected": how}})
+        meta = {**run.meta, "expected": how}
+        if how == INFERRED and run.task_id in self.declined:
+            meta["declined"] = True
+        return run.model_copy(update={"ground_truth": list(gt), "meta": meta})
 
     def fill_all(self, runs: Iterable[Run]) -> Iterator[Run]:
         for run in runs:

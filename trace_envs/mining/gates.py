@@ -40,6 +40,10 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         contradicted = gate_contradicted(index, read, write, key, gate)
         if not stated and contradicted >= CONTRADICTED_MIN and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
             return {}, ""  # the passed runs wrote on the blocked side too: no gate the runs show
+        if not stated and not held:
+            # Only a shift in the values read before writes, which whatever else set tasks apart (the users who
+            # declined a confirmation) makes too: no run ever held back on the blocked side.
+            return {}, ""
         source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
                   "with a blocked value left alone by passed runs or written against the expected actions; the policy "
                   + ("states it" if stated else "names the field or its values, in no sentence about this write")

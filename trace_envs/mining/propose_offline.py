@@ -283,7 +283,11 @@ def _verdicts(kinds: dict[str, str], cache: dict[str, Any] | None = None):
         a = attribute(run, kinds)
         if cache is not None:
             cache[run.run_id] = a
-        return a.verdicts() if a is not None else {}
+        if a is None:
+            return {}
+        if run.meta.get("declined"):  # the passed runs left the write out because the user said no
+            return {i: v for i, v in a.verdicts().items() if v}
+        return a.verdicts()
     return verdicts
 
 

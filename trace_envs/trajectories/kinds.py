@@ -327,6 +327,12 @@ class Behaviour:
             return "write", f"a failed call succeeded unchanged right after it ({n} times)"
         return None
 
+    def acknowledged(self, name: str) -> tuple[ToolKind, str] | None:
+        """write when at least 80% of the tool's replies acknowledge a change (see `_acknowledges`)."""
+        if self.replies[name] and self.acks[name] >= 0.8 * self.replies[name]:
+            return "write", "its replies acknowledge a change (\"credit requested\", \"success\": true)"
+        return None
+
     def weak(self, name: str) -> tuple[ToolKind, str] | None:
         """For a tool nothing stronger speaks of: graded by the expected actions (write), seen between identical
         reads that did not change (read), replies that are records (read)."""
@@ -334,8 +340,8 @@ class Behaviour:
             return "write", "the expected actions grade it"
         if self.unchanged[name]:
             return "read", "identical reads around it returned the same"
-        if self.replies[name] and self.acks[name] >= 0.8 * self.replies[name]:
-            return "write", "its replies acknowledge a change (\"credit requested\", \"success\": true)"
+        if (found := self.acknowledged(name)) is not None:
+            return found
         if self.replies[name] and self.records[name] >= 0.8 * self.replies[name]:
             return "read", "its replies are records"
         return None

@@ -445,6 +445,11 @@ def infer_kinds(runs: list[Run], names: list[str], definitions: Mapping[str, Map
             out[name] = ("other", source, f"a hand-off to a person: {handoffs[name]}")
         elif described is not None and described[0] == "read" and (freed := behaviour.unblocking(name)):
             out[name] = ("write", "inferred", f"{freed[1]}, though {described[1]} reads as a read")
+        elif described is not None and described[0] == "read" and (acted := behaviour.acknowledged(name)) \
+                and (named := kind_from_name(name)) is not None and named[0] == "write":
+            # two witnesses against one: "Get a new certificate" that `certificates.issue` answers "... issued."
+            out[name] = ("write", "inferred", f'its name says "{named[1]}" and {acted[1]}, though {described[1]} '
+                                              "reads as a read")
         elif described is not None:
             out[name] = (described[0], "definition", described[1])
         elif (found := behaviour.strong(name) or _named(name) or behaviour.weak(name)) is not None:

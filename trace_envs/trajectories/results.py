@@ -20,6 +20,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
+from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES, agrees, asks_to_confirm
 from trace_envs.language.sentences import sentences as split_sentences
 from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.models import Run
@@ -257,6 +258,7 @@ class ResultIndex:
         (a call of the write took the record's key value) or left it alone. A listed record (`listed_ids`) left alone
         counts only when the user named it: the rest of the customer's list was never asked about."""
         asked_text = run_user_text(run)
+        declined: bool | None = None  # computed when a record left alone would count
         for write in writes:
             values = {str(v) for c in run.agent_calls if c.name == write and not c.error
                       for v in c.arguments.values() if isinstance(v, (str, int))}
@@ -269,6 +271,10 @@ class ResultIndex:
                     continue
                 if side and key_value in listed_ids and key_value.lower() not in asked_text:
                     continue
+                if side:
+                    declined = declined_confirmation(run) if declined is None else declined
+                    if declined:
+                        break  # the user said no when asked: their choice, not the record, left it alone
                 for path, field_value in flat.items():
                     self.outcomes[(read, write)][path][_hashable(field_value)][side] += 1
 
@@ -396,6 +402,24 @@ def outcome_gate(index: ResultIndex, read: str, write: str, min_each: int = 2) -
     return {"field": best[2], "allowed": best[3], "blocked": best[4]}
 
 
+_ASK = re.compile(DEFAULT_ASK)
+_YES = re.compile(DEFAULT_YES)
+_NO = re.compile(r"(?i)\W*(no|nope|nah|actually|never ?mind)\b")  # "No, that's okay." holds a yes word too
+
+
+def declined_confirmation(run: Run) -> bool:
+    """Whether the user answered an agent's confirmation question with anything but a yes ("No, thank you.",
+    "Actually, I've changed my mind.")."""
+    messages = run.messages
+    for i, m in enumerate(messages[:-1]):
+        if m.get("role") == "assistant" and asks_to_confirm(m.get("content"), _ASK, [], []):
+            reply = next((n for n in messages[i + 1:] if n.get("role") == "user"), None)
+            text = reply.get("content") if reply is not None else None
+            if reply is not None and (not agrees(text, _YES) or _NO.match(text or "")):
+                return True
+    return False
+
+
 def run_user_text(run: Run) -> str:
     """Every user message of the run, lower-cased."""
     return "\n".join(m["content"].lower() for m in run.messages
@@ -441,3 +465,35 @@ def distinctive_requests(index: ResultIndex, tool: str, key: str, limit: int = 5
     lift = {s: (n / len(ours)) / ((rest[s] + 1) / (others + 1)) for s, n in mine.items() if n >= min_runs}
     ranked = sorted((s for s, x in lift.items() if x >= 3), key=lambda s: (lift[s], s), reverse=True)
     return [templates[s].most_common(1)[0][0] for s in ranked[:limit]]
+
+
+_PLAIN_WORD = re.compile(r"[a-z][a-z'-]+")
+
+
+def request_vocabulary(runs: Iterable[Run], tool: str, limit: int = 4, min_runs: int = 2) -> list[str]:
+    """The words users say when they ask for `tool` and seldom otherwise: in the user's turns before its first
+    successful call, in half the runs that make one or more (and `min_runs` at least), at least three times as often
+    per run as in the runs that make none; the most common first. How a domain's users name an action its tool's
+    name does not ("make appointment APT796299 a video visit" for `appointments.convert`), which an agent restating
+    the request names it by too."""
+    from trace_envs.language.words import FUNCTION_WORDS
+
+    with_tool: Counter = Counter()
+    without: Counter = Counter()
+    made = others = 0
+    for run in runs:
+        first = next((c.message_index for c in run.agent_calls if c.name == tool and not c.error), None)
+        said = {w for i, m in enumerate(run.messages) if (first is None or i < first) and m.get("role") == "user"
+                and isinstance(m.get("content"), str) for w in _PLAIN_WORD.findall(m["content"].lower())
+                if len(w) >= 3 and w not in FUNCTION_WORDS}
+        if first is None:
+            others += 1
+            without.update(said)
+        else:
+            made += 1
+            with_tool.update(said)
+    if not made:
+        return []
+    lift = {w: (n / made) / ((without[w] + 1) / (others + 1)) for w, n in with_tool.items()
+            if n >= min_runs and n * 2 >= made}
+    return sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-with_tool[w], w))[:limit]

@@ -14,7 +14,7 @@ from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
-from trace_envs.language.words import tool_words, verb_synonyms
+from trace_envs.language.words import FUNCTION_WORDS, tool_words, verb_synonyms
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.records import get_path
 from trace_envs.trajectories.results import items_at, outcome_gate, run_user_text
@@ -32,10 +32,6 @@ ASSERTS = r"(?:i'?m|i am|i was|i'?ve|i have|i|as an?|was|is|are|were|been|got|al
 REQUESTS = frozenset({"want", "wants", "like", "need", "change", "changing", "upgrade", "upgrading", "switch", "book",
                       "prefer", "to", "into", "would", "could", "please", "if", "not", "never", "become", "make"})
 WINDOW = 10  # words after an assertion a claimed value may come in ("... from rental R1 with a full tank")
-# Words that carry no claim of their own: "I already paid *the* premium *on my* policy".
-_FUNCTION_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "its", "this", "that", "these", "those",
-                             "on", "in", "of", "for", "to", "from", "with", "and", "or", "at", "by", "me", "we", "you",
-                             "they", "them", "so", "just", "also", "all", "but", "yet", "now", "then", "there"})
 _WORD = re.compile(r"[\w'-]+")
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|in case|when)\b")
 _ASSERTS = re.compile(rf"\b{ASSERTS}\b")
@@ -262,7 +258,7 @@ def asserted_words(run: Any, before: int | None = None) -> set[str]:
             for w in window:
                 if w in REQUESTS:
                     break
-                if w.isalpha() and len(w) >= 3 and w not in _FUNCTION_WORDS and not _ASSERTS.fullmatch(w):
+                if w.isalpha() and len(w) >= 3 and w not in FUNCTION_WORDS and not _ASSERTS.fullmatch(w):
                     out.add(w)
     return out
 

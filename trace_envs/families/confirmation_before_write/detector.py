@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from trace_envs.checks.clauses import CallRef, Check, Confirmation
+from trace_envs.language.words import action_words
 from trace_envs.mining import labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
+from trace_envs.trajectories.results import request_vocabulary
 
 
-def _confirmed(write: str) -> Check:
-    return Check(applies_if=[CallRef(tool=write)], clauses=[Confirmation(id="confirmed", call=CallRef(tool=write))])
+def _confirmed(write: str, said: list[str] | None = None) -> Check:
+    """A yes to a question naming the write before it; by the tool's words, or by the words the domain's users ask
+    for it with (`said`): an agent that restates the request ("make appointment A1 a video visit?") names the
+    action as the user did."""
+    words = list(dict.fromkeys([*action_words(write), *said])) if said else None
+    return Check(applies_if=[CallRef(tool=write)],
+                 clauses=[Confirmation(id="confirmed", call=CallRef(tool=write), action_words=words)])
 
 
 class ConfirmationBeforeWriteDetector(Detector):
@@ -30,7 +37,7 @@ class ConfirmationBeforeWriteDetector(Detector):
                 description=f"Before calling {w}, list the action details and get the user's explicit confirmation "
                 "(yes).",
                 roles=ctx.roles_for(w),
-                label_check=_confirmed(w),
+                label_check=_confirmed(w, request_vocabulary(ctx.runs, w)),
                 label_args={"tool": w},
             )
             for w in ctx.writes
