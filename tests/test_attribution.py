@@ -201,6 +201,19 @@ def test_a_write_left_out_because_the_user_said_no_teaches_no_rule():
     assert infer_gate(roles, ctx.index, "Questions about an order's cover go to the cover desk.") == ({}, "")
 
 
+def test_a_policy_that_words_the_action_its_own_way_still_states_the_gate():
+    """Randomizer seed 18: "You may stop the standing order on an account only when its kyc is complete" states the
+    gate of `standing_orders.cancel` by the thing it acts on, the policy never saying "cancel"; where the policy does
+    say the verb, the thing alone states nothing ("flight" is in most airline sentences)."""
+    from trace_envs.mining.gates import policy_support
+
+    gate = {"field": "kyc", "allowed": ["complete"], "blocked": ["expired"]}
+    policy = ("- You may stop the standing order on an account only when its kyc is complete.\n"
+              "- Look the account up first.")
+    assert policy_support(policy, gate, "standing_orders.cancel") == 2
+    assert policy_support(policy + "\n- Cancel a card only when asked.", gate, "standing_orders.cancel") == 1
+
+
 @needs_data
 def test_diagnose_prints_one_run_side_by_side():
     _load_commands()

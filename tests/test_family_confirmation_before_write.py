@@ -90,7 +90,7 @@ def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_i
 def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
     """What users say before the runs that make a write and seldom before the others (seed 22's clinic)."""
     from trace_envs.trajectories.models import Run, ToolCall
-    from trace_envs.trajectories.results import request_vocabulary
+    from trace_envs.trajectories.results import request_vocabularies
 
     def run(i: int, said: str, tool: str) -> Run:
         msgs = [{"role": "user", "content": said}, {"role": "assistant", "content": None, "tool_calls": [
@@ -101,5 +101,6 @@ def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
 
     runs = [run(i, f"I want to make appointment APT{i} a video visit.", "appointments.convert") for i in range(4)]
     runs += [run(i, f"Please move appointment APT{i} to another clinician.", "clinicians.switch") for i in range(4, 9)]
-    assert request_vocabulary(runs, "appointments.convert") == ["make", "video", "visit"]
-    assert "appointment" not in request_vocabulary(runs, "clinicians.switch")  # every user says it
+    said = request_vocabularies(runs, ["appointments.convert", "clinicians.switch"])
+    assert said["appointments.convert"] == ["make", "video", "visit"]
+    assert "appointment" not in said["clinicians.switch"]  # every user says it

@@ -85,3 +85,17 @@ def test_a_cancelled_reservation_stays_cancelled(env_cls):
     assert json.loads(env.step(call(READ, reservation_id=target))[0])["status"] == "cancelled"
     again = json.loads(env.step(call(CANCEL, reservation_id=target))[0])
     assert again == {"error": f"reservation {target} already has status cancelled"}
+
+
+@pytest.mark.parametrize("seed, name", [(5, "skips_prerequisite_check"), (18, "skips_kyc_check")])
+def test_a_stranger_domains_gate_worded_its_own_way_is_learned(tmp_path, seed, name):
+    """Randomizer seeds 5 and 18: users ask to "take enrollment E1 pass/fail" (`grading_options.change`) and to "stop
+    the standing order" (`standing_orders.cancel`), and the policy words the rule the same way. The passed runs that
+    read a record and refused count as left alone because the words their users asked with are those of the runs
+    that made the write (`request_vocabularies`), and the policy's sentence about the standing order states the gate
+    (before: neither, so no gate and nothing proposed)."""
+    from _family import mine_random
+
+    dom, caps = mine_random(seed, tmp_path)
+    score = dom.score_recovery(caps)
+    assert name in score["found"] and score["false_findings"] == []

@@ -13,7 +13,7 @@ from typing import Any
 
 from trace_envs.language.patterns import word_pattern
 from trace_envs.language.refusals import RESTRICTS
-from trace_envs.language.words import verb_synonyms
+from trace_envs.language.words import policy_nouns, verb_synonyms
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
 
@@ -146,10 +146,15 @@ GENERIC_VALUES = frozenset({"yes", "true", "false", "none", "null"})
 def policy_support(policy: str, gate: dict[str, Any], write: str) -> int:
     """How the policy backs a gate for `write`: 2 when a sentence names one of its values (`basic economy`; not a
     yes / no, which any sentence may hold) together with a verb for the write's action ("Basic economy flights cannot
-    be modified"); 1 when the policy names the field or a value anywhere; 0 otherwise."""
+    be modified"), or the thing it acts on (`policy_nouns`) where the policy never names the verb; 1 when the policy names the field or a value anywhere; 0 otherwise."""
     if not policy_mentions(policy, gate):
         return 0
+    # the write's action by its verb; by the thing its name acts on where the policy never says the verb, wording the
+    # action its own way ("You may stop the standing order ... only when its kyc is complete" for
+    # `standing_orders.cancel`); where it does say it, the thing is in many sentences about other actions ("flight")
     action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
+    if not action.search(policy):
+        action = re.compile(word_pattern(policy_nouns(write)), re.I)
     values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
     values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
     for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):

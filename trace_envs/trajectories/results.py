@@ -20,7 +20,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
-from trace_envs.language.confirmations import DEFAULT_ASK, DEFAULT_YES, agrees, asks_to_confirm
+from trace_envs.language.confirmations import DEFAULT_ASK, asks_to_confirm
 from trace_envs.language.sentences import sentences as split_sentences
 from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.models import Run
@@ -160,6 +160,8 @@ class ResultIndex:
         writes = sorted(t for t, k in kinds.items() if k == "write")
         seen_per_tool: Counter = Counter()
         runs = list(runs)
+        # per write, the words its users ask for it with (`request_vocabularies`)
+        self.asked_words = request_vocabularies(runs, writes)
         self.listed = listed_records(runs, kinds)
         for run in runs:
             if run.success:
@@ -262,7 +264,8 @@ class ResultIndex:
         for write in writes:
             values = {str(v) for c in run.agent_calls if c.name == write and not c.error
                       for v in c.arguments.values() if isinstance(v, (str, int))}
-            asked = values or any(v in asked_text for v in verb_synonyms(write))
+            asked = values or any(v in asked_text for v in verb_synonyms(write)) \
+                or says_request(asked_text, self.asked_words.get(write, []))
             if not asked:
                 continue
             for (read, key_value), flat in last.items():
@@ -403,19 +406,21 @@ def outcome_gate(index: ResultIndex, read: str, write: str, min_each: int = 2) -
 
 
 _ASK = re.compile(DEFAULT_ASK)
-_YES = re.compile(DEFAULT_YES)
-_NO = re.compile(r"(?i)\W*(no|nope|nah|actually|never ?mind)\b")  # "No, that's okay." holds a yes word too
+# How real users say no to a confirmation (tau-bench and tau2-bench runs: "No, that's okay.", "Actually, I've changed
+# my mind.", "I want to think about it for a bit."); not any reply short of a yes: an agent asking "could you provide
+# your id?" hears the id.
+_NO = re.compile(r"(?i)^\W*(?:no|nope|nah|actually|never ?mind)\b|\b(?:changed? my mind|think about it|not now|hold "
+                 r"off|not yet|don'?t (?:do|proceed|go ahead))\b")
 
 
 def declined_confirmation(run: Run) -> bool:
-    """Whether the user answered an agent's confirmation question with anything but a yes ("No, thank you.",
-    "Actually, I've changed my mind.")."""
+    """Whether the user answered an agent's confirmation question with a no ("No, thank you.", "Actually, I've
+    changed my mind.")."""
     messages = run.messages
     for i, m in enumerate(messages[:-1]):
         if m.get("role") == "assistant" and asks_to_confirm(m.get("content"), _ASK, [], []):
             reply = next((n for n in messages[i + 1:] if n.get("role") == "user"), None)
-            text = reply.get("content") if reply is not None else None
-            if reply is not None and (not agrees(text, _YES) or _NO.match(text or "")):
+            if reply is not None and _NO.search(reply.get("content") or ""):
                 return True
     return False
 
@@ -470,30 +475,48 @@ def distinctive_requests(index: ResultIndex, tool: str, key: str, limit: int = 5
 _PLAIN_WORD = re.compile(r"[a-z][a-z'-]+")
 
 
-def request_vocabulary(runs: Iterable[Run], tool: str, limit: int = 4, min_runs: int = 2) -> list[str]:
-    """The words users say when they ask for `tool` and seldom otherwise: in the user's turns before its first
+def request_vocabularies(runs: Iterable[Run], tools: Iterable[str], limit: int = 4, min_runs: int = 2
+                         ) -> dict[str, list[str]]:
+    """Per tool, the words users say when they ask for it and seldom otherwise: in the user's turns before its first
     successful call, in half the runs that make one or more (and `min_runs` at least), at least three times as often
     per run as in the runs that make none; the most common first. How a domain's users name an action its tool's
-    name does not ("make appointment APT796299 a video visit" for `appointments.convert`), which an agent restating
-    the request names it by too."""
+    name does not ("make appointment APT796299 a video visit" for `appointments.convert`, "take enrollment E1
+    pass/fail" for `grading_options.change`), which an agent restating the request names it by too."""
     from trace_envs.language.words import FUNCTION_WORDS
 
-    with_tool: Counter = Counter()
-    without: Counter = Counter()
-    made = others = 0
+    tools = list(tools)
+    with_tool = {t: Counter() for t in tools}
+    without = {t: Counter() for t in tools}
+    made = Counter()
+    total = 0
     for run in runs:
-        first = next((c.message_index for c in run.agent_calls if c.name == tool and not c.error), None)
-        said = {w for i, m in enumerate(run.messages) if (first is None or i < first) and m.get("role") == "user"
-                and isinstance(m.get("content"), str) for w in _PLAIN_WORD.findall(m["content"].lower())
-                if len(w) >= 3 and w not in FUNCTION_WORDS}
-        if first is None:
-            others += 1
-            without.update(said)
-        else:
-            made += 1
-            with_tool.update(said)
-    if not made:
-        return []
-    lift = {w: (n / made) / ((without[w] + 1) / (others + 1)) for w, n in with_tool.items()
-            if n >= min_runs and n * 2 >= made}
-    return sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-with_tool[w], w))[:limit]
+        total += 1
+        first: dict[str, int] = {}
+        for c in run.agent_calls:
+            if not c.error and c.name in with_tool:
+                first.setdefault(c.name, c.message_index)
+        said: list[tuple[int, set[str]]] = [
+            (i, {w for w in _PLAIN_WORD.findall(m["content"].lower()) if len(w) >= 3 and w not in FUNCTION_WORDS})
+            for i, m in enumerate(run.messages) if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        everything = set().union(*(w for _, w in said)) if said else set()
+        for t in tools:
+            if t in first:
+                made[t] += 1
+                with_tool[t].update(set().union(*(w for i, w in said if i < first[t])) if said else set())
+            else:
+                without[t].update(everything)
+    out = {}
+    for t in tools:
+        n, others = made[t], total - made[t]
+        lift = {w: (k / n) / ((without[t][w] + 1) / (others + 1)) for w, k in with_tool[t].items()
+                if k >= min_runs and k * 2 >= n} if n else {}
+        out[t] = sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-with_tool[t][w], w))[:limit]
+    return out
+
+
+def says_request(text: str, vocabulary: list[str]) -> bool:
+    """Whether lower-cased `text` holds at least half of a tool's `vocabulary` (two words at least)."""
+    if len(vocabulary) < 2:
+        return False
+    said = set(_PLAIN_WORD.findall(text))
+    return sum(w in said for w in vocabulary) * 2 >= len(vocabulary)

@@ -8,7 +8,6 @@ from trace_envs.checks.clauses import CallRef, Check, Confirmation
 from trace_envs.language.words import action_words
 from trace_envs.mining import labeling
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
-from trace_envs.trajectories.results import request_vocabulary
 
 
 def _confirmed(write: str, said: list[str] | None = None) -> Check:
@@ -37,7 +36,7 @@ class ConfirmationBeforeWriteDetector(Detector):
                 description=f"Before calling {w}, list the action details and get the user's explicit confirmation "
                 "(yes).",
                 roles=ctx.roles_for(w),
-                label_check=_confirmed(w, request_vocabulary(ctx.runs, w)),
+                label_check=_confirmed(w, ctx.index.asked_words.get(w)),
                 label_args={"tool": w},
             )
             for w in ctx.writes
