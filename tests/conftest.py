@@ -87,6 +87,7 @@ LANES: dict[str, str] = {
     "test_family_claim_verification.py::test_a_claim_users_word_*": SLOW,  # a randomized domain mined
     "test_family_confirmation_before_write.py::test_a_stranger_domains_*": SLOW,  # randomized domains mined
     "test_family_precondition_before_write.py::test_a_stranger_domains_*": SLOW,  # randomized domains mined
+    "test_family_conditional_request.py::test_a_stranger_domains_*": SLOW,  # a randomized domain mined
     "test_eval.py::test_hf_tiny_policy_*": SLOW,
     "test_family_multi_request_completion.py::test_other_request_counts*": SLOW,
     "test_routing.py::test_lexical_router_*": SLOW,  # routers over the 2,000-run planted mining

@@ -208,3 +208,15 @@ def test_a_listing_read_is_asked_about_by_the_listed_records_own_ids(tmp_path):
     ours = [c for c in caps if c["family"] == "answer_from_records"]
     assert [c["roles"] for c in ours] == [{"read": "student_enrollments.fetch", "key": "enrollment_id"}]
     assert "never_tells_credits" in dom.score_recovery(caps)["found"]
+
+
+def test_a_camel_case_field_is_asked_for_in_words_with_a_word_between():
+    """Randomizer seed 25 (camelCase records): "What is the next meter reading date of my service point SP1?" asks for
+    `nextReading`; a field named in a user's own hand-over is still no question."""
+    from trace_envs.families.answer_from_records.detector import asks_about, field_words
+
+    assert field_words("servicePoint.details.nextReading") == "next reading"
+    assert asks_about(["What is the next meter reading date of my service point SP6991493?"],
+                      "servicePoint.details.nextReading")
+    assert asks_about(["Could you tell me the tracking number of my order?"], "fulfillments.0.tracking_id")
+    assert not asks_about(["My name and zip code are Ana, 10001."], "zip_code")

@@ -16,6 +16,7 @@ from trace_envs.families.answer_from_records.task import told_check, tellable
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import path_words
 from trace_envs.runtime.records import get_path
+from trace_envs.runtime.world import words
 from trace_envs.trajectories.results import ResultIndex, items_at
 
 MIN_ASKING_RUNS = 2  # a field one user asked about once is no recurring question
@@ -34,16 +35,18 @@ OWNER_FIELDS = frozenset({"user_id", "customer_id", "account_id", "owner_id"})
 
 
 def field_words(path: str) -> str:
-    """The words a user names a field by: its last named segment (`flights.0.date` -> `date`)."""
+    """The words a user names a field by: its last named segment (`flights.0.date` -> `date`, `nextReading` ->
+    `next reading`)."""
     named = [p for p in path.split(".") if not p.isdigit()]
-    return (named[-1] if named else path).replace("_", " ")
+    return words(named[-1] if named else path)
 
 
 def _field_pattern(path: str) -> str:
-    """The field's words as a regex; an id is also called a number ("tracking id" ~ "tracking number")."""
-    words = field_words(path)
-    forms = [words] + ([words[:-3] + " number"] if words.endswith(" id") else [])
-    return "(?:" + "|".join(r"[\s_-]+".join(map(re.escape, f.split())) for f in forms) + ")"
+    """The field's words as a regex, a word allowed between two of them ("next meter reading" for `nextReading`); an
+    id is also called a number ("tracking id" ~ "tracking number")."""
+    said = field_words(path)
+    forms = [said] + ([said[:-3] + " number"] if said.endswith(" id") else [])
+    return "(?:" + "|".join(r"[\s_-]+(?:\w+\s+)?".join(map(re.escape, f.split())) for f in forms) + ")"
 
 
 def asks_about(texts: list[str], path: str) -> bool:

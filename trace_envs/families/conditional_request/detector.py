@@ -128,12 +128,12 @@ def named_split(index: ResultIndex, runs: list[Any], read: str, write: str, alt:
     return best
 
 
-def _asked(runs: list[Any], write: str, alt: str, values: list[str]) -> bool:
+def _asked(runs: list[Any], write: str, alt: str, values: list[str], said: list[str] = ()) -> bool:
     """Whether users of at least MIN_CONDITIONAL_RUNS runs state a conditional over the two writes, and runs that
     state one make each of them (a write no conditional run makes is no branch of one)."""
     n, made = 0, set()
     for run in runs:
-        if states_condition(run, [write, alt], values):
+        if states_condition(run, [write, alt], values, said):
             n += 1
             made |= {c.name for c in run.agent_calls} & {write, alt}
     return n >= MIN_CONDITIONAL_RUNS and made == {write, alt}
@@ -153,12 +153,13 @@ def action_words(tool: str) -> tuple[str, ...]:
     return verb_synonyms(found[1]) if found and found[0] == "write" else tuple(tool_words(tool))
 
 
-def states_condition(run: Any, writes: list[str], values: list[Any] = ()) -> bool:
+def states_condition(run: Any, writes: list[str], values: list[Any] = (), said: list[str] = ()) -> bool:
     """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
-    of one of `writes` either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
+    of one of `writes` (by its name's words, or by `said`: the words the domain's users ask for them with, "cancel"
+    for `appointments.withdraw`, `ResultIndex.asked_words`) either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
     after an "if" clause in it or the sentence before ("can you check if it's shipped yet?" counts as that clause),
     or is an "if" sentence naming one of the branch `values` ("If my line is suspended, restore it")."""
-    actions = words_regex(tuple(v for w in writes for v in action_words(w)))
+    actions = words_regex(tuple(dict.fromkeys([*(v for w in writes for v in action_words(w)), *said])))
     named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
         if values else None
     for m in run.messages:
@@ -236,6 +237,11 @@ def _short(tool: str) -> str:
     return "_".join(words[:1] + words[-1:]) if len(words) > 2 else tool
 
 
+def _said(ctx: ProposalContext, *writes: str) -> list[str]:
+    """The words the domain's users ask for `writes` with (`ResultIndex.asked_words`)."""
+    return list(dict.fromkeys(w for t in writes for w in ctx.index.asked_words.get(t, [])))
+
+
 def _slug(value: Any) -> str:
     return re.sub(r"[^a-z0-9]+", "_", str(value).lower()).strip("_")[:20] or "value"
 
@@ -250,7 +256,7 @@ class ConditionalRequestDetector(Detector):
     def label(self, view, check: Check, args: dict[str, Any]) -> Label:
         read, write, alt, key = args.get("read"), args.get("write"), args.get("alt"), args.get("key")
         values = [*(args.get("values") or []), *(args.get("other_values") or [])]
-        if not (read and write and alt) or not states_condition(view.run, [write, alt], values):
+        if not (read and write and alt) or not states_condition(view.run, [write, alt], values, args.get("said", [])):
             return "NA"
         a = view.attribution
         if a is not None:
@@ -293,7 +299,7 @@ class ConditionalRequestDetector(Detector):
                 for i, w in enumerate(after):
                     for alt in after[i + 1:]:
                         split = branch_split(ctx.index, f, w, alt, "*", ctx.rules)
-                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
+                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]], _said(ctx, w, alt)):
                             found.append((split[3], w, alt, split))
                 for _, w, alt, (field, values, others, _) in sorted(found, key=lambda x: (-x[0], x[1:3]))[:MAX_PER_READ]:
                     params = {"field": field, "values": values, "other_values": others, "link": link}
@@ -307,7 +313,7 @@ class ConditionalRequestDetector(Detector):
                         "selects.",
                         roles=roles,
                         label_check=_read_before_branch(f, w, alt, None),
-                        label_args={"read": f, "write": w, "alt": alt, "key": None, **params},
+                        label_args={"read": f, "write": w, "alt": alt, "key": None, **params, "said": _said(ctx, w, alt)},
                         params=params,
                     ))
         return out
@@ -331,7 +337,7 @@ class ConditionalRequestDetector(Detector):
                             named = named_split(ctx.index, ctx.runs, r, w, alt, by_list)
                             if named is not None:
                                 split, (first, second) = named[:4], ((alt, w) if named[4] else (w, alt))
-                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]]):
+                        if split is not None and _asked(ctx.runs, w, alt, [*split[1], *split[2]], _said(ctx, w, alt)):
                             found.append((split[3], first, second, k, split))
             for _, w, alt, k, (field, values, others, _) in sorted(found, key=lambda f: (-f[0], f[1:4]))[:MAX_PER_READ]:
                 params = {"field": field, "values": values, "other_values": others}
@@ -342,7 +348,7 @@ class ConditionalRequestDetector(Detector):
                     "first and make only the write its value selects.",
                     roles={"read": r, "write": w, "alt": alt, "key": k},
                     label_check=_read_before_branch(r, w, alt, k),
-                    label_args={"read": r, "write": w, "alt": alt, "key": k, **params,
+                    label_args={"read": r, "write": w, "alt": alt, "key": k, **params, "said": _said(ctx, w, alt),
                                 **({"lists": list(lists)} if lists and k == lists[1] else {})},
                     params=params,
                 ))
