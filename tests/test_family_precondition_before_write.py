@@ -87,13 +87,16 @@ def test_a_cancelled_reservation_stays_cancelled(env_cls):
     assert again == {"error": f"reservation {target} already has status cancelled"}
 
 
-@pytest.mark.parametrize("seed, name", [(5, "skips_prerequisite_check"), (18, "skips_kyc_check")])
+@pytest.mark.parametrize("seed, name", [(5, "skips_prerequisite_check"), (18, "skips_kyc_check"),
+                                        (19, "skips_hold_check")])
 def test_a_stranger_domains_gate_worded_its_own_way_is_learned(tmp_path, seed, name):
     """Randomizer seeds 5 and 18: users ask to "take enrollment E1 pass/fail" (`grading_options.change`) and to "stop
     the standing order" (`standing_orders.cancel`), and the policy words the rule the same way. The passed runs that
     read a record and refused count as left alone because the words their users asked with are those of the runs
     that made the write (`request_vocabularies`), and the policy's sentence about the standing order states the gate
-    (before: neither, so no gate and nothing proposed)."""
+    (before: neither, so no gate and nothing proposed). Seed 19: a field that merely shifted (the section) ranks
+    first but the passed runs wrote on its blocked side; the next one, which they held back on, is the gate (before:
+    the first one refused, nothing was learned)."""
     from _family import mine_random
 
     dom, caps = mine_random(seed, tmp_path)

@@ -168,6 +168,9 @@ def test_people_taking_over_in_words():
     assert not says_person_takes_over("Transfer successful")
     assert not says_person_takes_over("I transferred $40 to your savings account.")
     assert not says_person_takes_over("If any portion of the flight has been flown, the agent cannot help.")
+    # whoever takes over the conversation itself is a person, however a reply names them (randomizer seed 19)
+    assert says_person_takes_over("A case will take over this conversation shortly.")
+    assert not says_person_takes_over("The new plan will take over from the old one next month.")
 
 
 @needs_data

@@ -30,19 +30,24 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
         # somewhere ("insurance"); the passed runs' shift, then the warranted / unwarranted writes' split, decide ties.
         found = [*gate_candidates(index, read, write, key),
                  *filter(None, [judged_gate(index, read, write, key), outcome_gate(index, read, write)])]
-        backed = [(policy_support(policy, g, write), -i, g) for i, g in enumerate(found)]
-        gate = max(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], default=(0, 0, None))[2]
-        if gate is None:
-            return {}, ""
-        gate = as_the_policy_says(gate, policy, write)
-        wrote, held = gate_evidence(index, read, write, key, gate)
-        stated = policy_support(policy, gate, write) >= 2
-        contradicted = gate_contradicted(index, read, write, key, gate)
-        if not stated and contradicted >= CONTRADICTED_MIN and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
-            return {}, ""  # the passed runs wrote on the blocked side too: no gate the runs show
-        if not stated and not held:
-            # Only a shift in the values read before writes, which whatever else set tasks apart (the users who
-            # declined a confirmation) makes too: no run ever held back on the blocked side.
+        said = index.asked_words.get(write, [])
+        backed = [(policy_support(policy, g, write, said), -i, g) for i, g in enumerate(found)]
+        # the best backed gate the runs do not contradict: a field that merely shifted (a section, a course) may rank
+        # above the one the passed runs wrote and held back on
+        for _, _, found_gate in sorted(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], reverse=True):
+            gate = as_the_policy_says(found_gate, policy, write)
+            wrote, held = gate_evidence(index, read, write, key, gate)
+            stated = policy_support(policy, gate, write, said) >= 2
+            contradicted = gate_contradicted(index, read, write, key, gate)
+            if not stated and contradicted >= CONTRADICTED_MIN \
+                    and contradicted > CONTRADICTED_SHARE * (wrote + contradicted):
+                continue  # the passed runs wrote on the blocked side too: no gate the runs show
+            if not stated and not held:
+                # Only a shift in the values read before writes, which whatever else set tasks apart (the users who
+                # declined a confirmation) makes too: no run ever held back on the blocked side.
+                continue
+            break
+        else:
             return {}, ""
         source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
                   "with a blocked value left alone by passed runs or written against the expected actions; the policy "
@@ -143,10 +148,11 @@ def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, 
 GENERIC_VALUES = frozenset({"yes", "true", "false", "none", "null"})
 
 
-def policy_support(policy: str, gate: dict[str, Any], write: str) -> int:
+def policy_support(policy: str, gate: dict[str, Any], write: str, said: list[str] = ()) -> int:
     """How the policy backs a gate for `write`: 2 when a sentence names one of its values (`basic economy`; not a
     yes / no, which any sentence may hold) together with a verb for the write's action ("Basic economy flights cannot
-    be modified"), or the thing it acts on (`policy_nouns`) where the policy never names the verb; 1 when the policy names the field or a value anywhere; 0 otherwise."""
+    be modified"), or the thing it acts on (`policy_nouns`) where the policy never names the verb, or two of `said`
+    (the words users ask for the write with, `ResultIndex.asked_words`); 1 when the policy names the field or a value anywhere; 0 otherwise."""
     if not policy_mentions(policy, gate):
         return 0
     # the write's action by its verb; by the thing its name acts on where the policy never says the verb, wording the
@@ -155,10 +161,14 @@ def policy_support(policy: str, gate: dict[str, Any], write: str) -> int:
     action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
     if not action.search(policy):
         action = re.compile(word_pattern(policy_nouns(write)), re.I)
+    # or by two of the words its users ask for it with ("get an extension on the final project" for
+    # `request_extension`, whose verb the policy says only as a noun: "every request the student makes")
+    asked = [re.compile(rf"\b{re.escape(w)}\b") for w in said]
     values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
     values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
     for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
-        if action.search(sentence) and any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
+        if (action.search(sentence) or sum(bool(a.search(sentence)) for a in asked) >= 2) \
+                and any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
             return 2
     return 1
 

@@ -42,15 +42,20 @@ TAKEOVER = re.compile(
     r"be with|review|handle|take)|reach out|be in touch)\b",
     re.I,
 )
+# Whoever takes over the conversation itself is a person, however the reply names them ("A case will take over this
+# conversation shortly." from a `route_case`).
+_TAKES_THE_CONVERSATION = re.compile(r"\btake(?:s|n)? over (?:this|the|your) (?:conversation|chat|call)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def says_person_takes_over(text: str | None) -> bool:
     """Whether a sentence of `text` hands the conversation to a person: a person ("a human agent", "a
-    representative", "our support team") and a hand-over ("transfer", "escalate", "will contact you") together."""
+    representative", "our support team") and a hand-over ("transfer", "escalate", "will contact you") together, or
+    anyone taking over the conversation itself."""
     if not text:
         return False
-    return any(PERSON.search(s) and TAKEOVER.search(s) for s in _SENTENCE.split(text))
+    return any(PERSON.search(s) and TAKEOVER.search(s) or _TAKES_THE_CONVERSATION.search(s)
+               for s in _SENTENCE.split(text))
 
 
 def _policy_sentences(policy: str) -> list[str]:
