@@ -150,3 +150,14 @@ def test_a_noun_first_names_verb_is_read_at_its_head() -> None:
     assert tool_words("order_status") == ["order", "status"]  # no verb at either end: as written
     assert tool_verb("leave_request_submit") == "submit"
     assert "upgrade" in action_words("vehicles.upgrade")
+
+
+def test_a_user_saying_no_to_a_confirmation_as_real_users_do():
+    """The replies real users gave a confirmation question (tau-bench and tau2-bench), and replies that are no no."""
+    from trace_envs.language.confirmations import declines
+
+    for no in ("No, that's okay.", "No, that’s okay, thank you.", "Actually, I’ve changed my mind.",
+               "Actually, can I have a bit more time to think about it?", "I changed my mind."):
+        assert declines(no), no
+    for other in ("Yes, please.", "Okay, go ahead.", "My client id is C0305946.", "Sure!", None):
+        assert not declines(other), other

@@ -116,6 +116,18 @@ def asks_to_confirm(text: str | None, ask: Pattern, words: list[str], details: l
     return all(text_mentions(d, text) for d in details)
 
 
+# How real users say no to a confirmation (tau-bench and tau2-bench runs: "No, that's okay.", "Actually, I've changed
+# my mind.", "I want to think about it for a bit."): not any reply short of a yes, since an agent asking "could you
+# provide your id?" hears the id, and "No, that's okay." holds a yes word too.
+_DECLINE = re.compile(r"(?i)^\W*(?:no|nope|nah|actually|never ?mind)\b|\b(?:changed? my mind|think about it|not now|"
+                      r"hold off|not yet|don'?t (?:do|proceed|go ahead))\b")
+
+
+def declines(text: str | None) -> bool:
+    """Whether a user's reply to a confirmation question says no."""
+    return bool(text) and _DECLINE.search(text) is not None
+
+
 def agrees(text: str | None, yes: Pattern) -> bool:
     """Whether a user message agrees (matches the compiled yes pattern)."""
     return bool(text) and yes.search(text) is not None

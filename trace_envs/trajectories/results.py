@@ -20,7 +20,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
-from trace_envs.language.confirmations import DEFAULT_ASK, asks_to_confirm
+from trace_envs.language.confirmations import DEFAULT_ASK, asks_to_confirm, declines
 from trace_envs.language.sentences import sentences as split_sentences
 from trace_envs.language.words import verb_synonyms
 from trace_envs.trajectories.models import Run
@@ -406,13 +406,6 @@ def outcome_gate(index: ResultIndex, read: str, write: str, min_each: int = 2) -
 
 
 _ASK = re.compile(DEFAULT_ASK)
-# How real users say no to a confirmation (tau-bench and tau2-bench runs: "No, that's okay.", "Actually, I've changed
-# my mind.", "I want to think about it for a bit."); not any reply short of a yes: an agent asking "could you provide
-# your id?" hears the id.
-_NO = re.compile(r"(?i)^\W*(?:no|nope|nah|actually|never ?mind)\b|\b(?:changed? my mind|think about it|not now|hold "
-                 r"off|not yet|don'?t (?:do|proceed|go ahead))\b")
-
-
 def declined_confirmation(run: Run) -> bool:
     """Whether the user answered an agent's confirmation question with a no ("No, thank you.", "Actually, I've
     changed my mind.")."""
@@ -420,7 +413,7 @@ def declined_confirmation(run: Run) -> bool:
     for i, m in enumerate(messages[:-1]):
         if m.get("role") == "assistant" and asks_to_confirm(m.get("content"), _ASK, [], []):
             reply = next((n for n in messages[i + 1:] if n.get("role") == "user"), None)
-            if reply is not None and _NO.search(reply.get("content") or ""):
+            if reply is not None and declines(reply.get("content")):
                 return True
     return False
 
