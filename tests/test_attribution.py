@@ -212,6 +212,12 @@ def test_a_policy_that_words_the_action_its_own_way_still_states_the_gate():
               "- Look the account up first.")
     assert policy_support(policy, gate, "standing_orders.cancel") == 2
     assert policy_support(policy + "\n- Cancel a card only when asked.", gate, "standing_orders.cancel") == 1
+    # the thing acted on in a sentence that restricts nothing is no rule (randomizer seed 35: "Lakeside" is both a
+    # clinic's name and a value of the slot's site)
+    site = {"field": "site", "allowed": ["Hillview"], "blocked": ["Lakeside"]}
+    header = "As the Lakeside clinic's assistant you help patients with their appointments."
+    assert policy_support(header, site, "reserveAppointmentSlot") == 1
+    assert policy_support(header, site, "reserveAppointmentSlot", ["lakeside", "appointments"]) == 1
 
 
 @needs_data

@@ -151,24 +151,30 @@ GENERIC_VALUES = frozenset({"yes", "true", "false", "none", "null"})
 def policy_support(policy: str, gate: dict[str, Any], write: str, said: list[str] = ()) -> int:
     """How the policy backs a gate for `write`: 2 when a sentence names one of its values (`basic economy`; not a
     yes / no, which any sentence may hold) together with a verb for the write's action ("Basic economy flights cannot
-    be modified"), or the thing it acts on (`policy_nouns`) where the policy never names the verb, or two of `said`
-    (the words users ask for the write with, `ResultIndex.asked_words`); 1 when the policy names the field or a value anywhere; 0 otherwise."""
+    be modified"); or, in a sentence that restricts (`RESTRICTS`: "only when", "cannot"), together with the thing the
+    write acts on (`policy_nouns`) where the policy never names the verb, or with two of `said` (the words users ask
+    for the write with, `ResultIndex.asked_words`); 1 when the policy names the field or a value anywhere; 0
+    otherwise."""
     if not policy_mentions(policy, gate):
         return 0
-    # the write's action by its verb; by the thing its name acts on where the policy never says the verb, wording the
-    # action its own way ("You may stop the standing order ... only when its kyc is complete" for
-    # `standing_orders.cancel`); where it does say it, the thing is in many sentences about other actions ("flight")
     action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
-    if not action.search(policy):
-        action = re.compile(word_pattern(policy_nouns(write)), re.I)
-    # or by two of the words its users ask for it with ("get an extension on the final project" for
-    # `request_extension`, whose verb the policy says only as a noun: "every request the student makes")
+    # Where the policy words the action its own way ("You may stop the standing order ... only when its kyc is
+    # complete" for `standing_orders.cancel`; "get an extension on the final project" for `request_extension`, whose
+    # verb the policy says only as a noun), the thing acted on or the users' words name it; only in a sentence that
+    # restricts, since they are also in sentences that say nothing of a rule ("As the Lakeside clinic's assistant you
+    # help patients with their appointments"), and the thing only where the verb is nowhere ("flight" is in most
+    # airline sentences).
+    things = re.compile(word_pattern(policy_nouns(write)), re.I) if not action.search(policy) else None
     asked = [re.compile(rf"\b{re.escape(w)}\b") for w in said]
     values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
     values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
     for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
-        if (action.search(sentence) or sum(bool(a.search(sentence)) for a in asked) >= 2) \
-                and any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
+        if not any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
+            continue
+        if action.search(sentence):
+            return 2
+        if RESTRICTS.search(sentence) and ((things is not None and things.search(sentence))
+                                           or sum(bool(a.search(sentence)) for a in asked) >= 2):
             return 2
     return 1
 
