@@ -302,9 +302,12 @@ def test_a_stranger_domains_conditional_worded_its_own_way_is_recovered(tmp_path
     """Randomizer seed 22 (clinic): "If its notice hours is under 24, get an interpreter ... If not, cancel the
     appointment." asks for `interpreters.request` or `appointments.withdraw`, in words neither name holds; the
     labeler reads the words users ask for each write with (before: 18 of the 32 failed runs that skipped the lookup
-    were seen, and the capability was not kept)."""
+    were seen, and the capability was not kept). Agents there also confirm "make appointment A1 a video visit?",
+    the users' words for `appointments.convert`: the confirmation labeler reads them too (before: every write was
+    labelled unconfirmed)."""
     from _family import mine_random
 
     dom, caps = mine_random(22, tmp_path)
     score = dom.score_recovery(caps)
-    assert "ignores_notice_hours_condition" in score["found"] and score["false_findings"] == []
+    assert {"ignores_notice_hours_condition", "no_confirmation_before_convert"} <= set(score["found"])
+    assert score["false_findings"] == []

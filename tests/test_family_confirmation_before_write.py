@@ -73,18 +73,16 @@ def test_declined_episodes_score_exactly(env_cls):
     assert "update" not in reply.lower()
 
 
-@pytest.mark.parametrize("seed, name", [(22, "no_confirmation_before_convert"), (15, "no_confirmation_before_issue")])
-def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_is_found(tmp_path, seed, name):
-    """Randomizer seed 22 (clinic): agents confirm "make appointment A1 a video visit?", the user's words for
-    `appointments.convert`, which the tool's name never says; the labeler reads a question naming the action as the
-    domain's users ask for it. Seed 15 (insurance): `certificates.issue`, described "Get a new certificate", answers
-    "... issued." (a write), and the users who said no to it ("No, that's okay.") teach no rule about the policies
-    they held (before: a false policy_refusal gate on the policy's cover)."""
+def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_is_found(tmp_path):
+    """Randomizer seed 15 (insurance): `certificates.issue`, described "Get a new certificate", answers "...
+    issued." (a write), and the users who said no to it ("No, that's okay.") teach no rule about the policies they
+    held (before: a false policy_refusal gate on the policy's cover). Seed 22, where agents confirm a write in the
+    user's words, is mined in test_family_conditional_request (one mining for both)."""
     from _family import mine_random
 
-    dom, caps = mine_random(seed, tmp_path)
+    dom, caps = mine_random(15, tmp_path)
     score = dom.score_recovery(caps)
-    assert name in score["found"] and score["false_findings"] == []
+    assert "no_confirmation_before_issue" in score["found"] and score["false_findings"] == []
 
 
 def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
