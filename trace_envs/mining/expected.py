@@ -9,9 +9,9 @@ that has one (by the words of the first user message and the tools called), by n
 amounts say nothing about this one, and whether this task's record allowed a write is not what the other's showed: the
 labelers read such borrowed actions for requests left undone only (`RunView.attribution` is None for them). Expected
 actions are marked inferred (`Run.meta["expected"]`; `Run.meta["declined"]` where the passed runs mostly heard the user
-say no to a confirmation, so a write they did not make is no evidence of a rule), and the attribution compares only the arguments they name
-(`trace_envs.checks.attribution`), so every family labels from departures as it does on a source that carries them,
-and `diagnose` reads such logs too.
+say no to a confirmation, so a write they did not make is no evidence of a rule), and the attribution compares only
+the arguments they name (`trace_envs.checks.attribution`), so every family labels from departures as it does on a
+source that carries them, and `diagnose` reads such logs too.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 from trace_envs.language.confirmations import DEFAULT_ASK, asks_to_confirm, declines
 from trace_envs.language.sentences import sentences as split_sentences
-from trace_envs.language.words import verb_synonyms
+from trace_envs.language.words import FUNCTION_WORDS, verb_synonyms
 from trace_envs.trajectories.models import Run
 
 MAX_ENUM_VALUES = 8
@@ -260,12 +260,13 @@ class ResultIndex:
         (a call of the write took the record's key value) or left it alone. A listed record (`listed_ids`) left alone
         counts only when the user named it: the rest of the customer's list was never asked about."""
         asked_text = run_user_text(run)
+        heard = plain_words(asked_text)
         declined: bool | None = None  # computed when a record left alone would count
         for write in writes:
             values = {str(v) for c in run.agent_calls if c.name == write and not c.error
                       for v in c.arguments.values() if isinstance(v, (str, int))}
             asked = values or any(v in asked_text for v in verb_synonyms(write)) \
-                or says_request(asked_text, self.asked_words.get(write, []))
+                or says_request(heard, self.asked_words.get(write, []))
             if not asked:
                 continue
             for (read, key_value), flat in last.items():
@@ -406,6 +407,8 @@ def outcome_gate(index: ResultIndex, read: str, write: str, min_each: int = 2) -
 
 
 _ASK = re.compile(DEFAULT_ASK)
+
+
 def declined_confirmation(run: Run) -> bool:
     """Whether the user answered an agent's confirmation question with a no ("No, thank you.", "Actually, I've
     changed my mind.")."""
@@ -475,8 +478,6 @@ def request_vocabularies(runs: Iterable[Run], tools: Iterable[str], limit: int =
     per run as in the runs that make none; the most common first. How a domain's users name an action its tool's
     name does not ("make appointment APT796299 a video visit" for `appointments.convert`, "take enrollment E1
     pass/fail" for `grading_options.change`), which an agent restating the request names it by too."""
-    from trace_envs.language.words import FUNCTION_WORDS
-
     tools = list(tools)
     with_tool = {t: Counter() for t in tools}
     without = {t: Counter() for t in tools}
@@ -507,9 +508,14 @@ def request_vocabularies(runs: Iterable[Run], tools: Iterable[str], limit: int =
     return out
 
 
-def says_request(text: str, vocabulary: list[str]) -> bool:
-    """Whether lower-cased `text` holds at least half of a tool's `vocabulary` (two words at least)."""
+def plain_words(text: str) -> set[str]:
+    """The words of lower-cased `text`, as `request_vocabularies` counts them."""
+    return set(_PLAIN_WORD.findall(text))
+
+
+def says_request(said: set[str], vocabulary: list[str]) -> bool:
+    """Whether the words `said` (`plain_words` of what the user said) hold at least half of a tool's `vocabulary`
+    (two words at least)."""
     if len(vocabulary) < 2:
         return False
-    said = set(_PLAIN_WORD.findall(text))
     return sum(w in said for w in vocabulary) * 2 >= len(vocabulary)

@@ -230,14 +230,14 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tup
         runs = contradicted = written = 0
         for run in ctx.runs:
             reads = _reads(run, read, key, path, lists)
-            made = [c.message_index for c in run.agent_calls if c.name == write and not c.error]
-            said = user_claims(run, list(forms), made[0] if made else None, forms) if reads else []
+            made = _first_write(run, write)
+            said = user_claims(run, list(forms), made, forms) if reads else []
             if not said:
                 continue
             runs += 1
             claims.update(said)
             contradicted += any(v not in said for _, _, v in (_named(run, reads) if lists else reads))
-            written += bool(made)  # the claim came before the write: it is the write's reason
+            written += made is not None  # the claim came before the write: it is the write's reason
         rank = (gate is not None and gate["field"] == path, runs)
         if runs >= MIN_CLAIM_RUNS and contradicted and written and (best is None or rank > best[0]):
             shown = values if all(isinstance(v, bool) for v in values) else list(forms)
@@ -265,8 +265,11 @@ def asserted_words(run: Any, before: int | None = None) -> set[str]:
 
 def says_claim(run: Any, claim_words: list[str], before: int | None = None) -> bool:
     """Whether the user's turns (before message `before`) assert at least half of `claim_words`."""
-    said = asserted_words(run, before)
-    return sum(w in said for w in claim_words) * 2 >= len(claim_words)
+    return _holds_claim(asserted_words(run, before), claim_words)
+
+
+def _holds_claim(asserted: set[str], claim_words: list[str]) -> bool:
+    return sum(w in asserted for w in claim_words) * 2 >= len(claim_words)
 
 
 def _first_write(run: Any, write: str) -> int | None:
@@ -293,9 +296,11 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
     said_all: Counter = Counter()
     said_asked: Counter = Counter()
     asked = named = 0
+    seen = []  # (run, its first write, the words its user asserted before it)
     for run in runs:
         made = _first_write(run, write)
         words = asserted_words(run, made)
+        seen.append((run, made, words))
         said_all.update(words)
         text = run_user_text(run)
         if (made is not None or any(v in text for v in verb_synonyms(write))) \
@@ -312,9 +317,8 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
         return None
     claimed, refuted = gate["allowed"][0], list(gate["blocked"])
     contradicted = written = 0
-    for run in runs:
-        made = _first_write(run, write)
-        if not says_claim(run, claim_words, made):
+    for run, made, words in seen:
+        if not _holds_claim(words, claim_words):
             continue
         reads = _reads(run, read, key, gate["field"], lists)
         contradicted += any(v != claimed for _, _, v in (_named(run, reads) if lists else reads))

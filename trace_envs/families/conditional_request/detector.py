@@ -156,9 +156,10 @@ def action_words(tool: str) -> tuple[str, ...]:
 def states_condition(run: Any, writes: list[str], values: list[Any] = (), said: list[str] = ()) -> bool:
     """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
     of one of `writes` (by its name's words, or by `said`: the words the domain's users ask for them with, "cancel"
-    for `appointments.withdraw`, `ResultIndex.asked_words`) either gives the other branch ("If not, I'd like to change it", "..., otherwise return it")
-    after an "if" clause in it or the sentence before ("can you check if it's shipped yet?" counts as that clause),
-    or is an "if" sentence naming one of the branch `values` ("If my line is suspended, restore it")."""
+    for `appointments.withdraw`, `ResultIndex.asked_words`) either gives the other branch ("If not, I'd like to change
+    it", "..., otherwise return it") after an "if" clause in it or the sentence before ("can you check if it's shipped
+    yet?" counts as that clause), or is an "if" sentence naming one of the branch `values` ("If my line is suspended,
+    restore it")."""
     actions = words_regex(tuple(dict.fromkeys([*(v for w in writes for v in action_words(w)), *said])))
     named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
         if values else None
