@@ -220,6 +220,24 @@ def test_a_policy_that_words_the_action_its_own_way_still_states_the_gate():
     assert policy_support(header, site, "reserveAppointmentSlot", ["lakeside", "appointments"]) == 1
 
 
+def test_a_gate_the_policy_sentence_reverses_is_not_stated():
+    """Held-out randomizer seed 52: "Waive the freeze fee ... only when its medical note is on file" names the verb of
+    `membership_freeze` too; a gate for the freeze learned from noise (on file blocked) says the opposite of the
+    sentence, so the policy backs it not at all, while the gate the sentence states is backed."""
+    from trace_envs.mining.gates import policy_support
+
+    policy = ("- Waive the freeze fee on a membership only when its medical note is on file.\n"
+              "- Before you freeze a membership, ask the member to confirm.")
+    reversed_gate = {"field": "medical_note", "allowed": ["missing"], "blocked": ["expired", "on file"]}
+    assert policy_support(policy, reversed_gate, "membership_freeze") == 0
+    stated = {"field": "medical_note", "allowed": ["on file"], "blocked": ["expired", "missing"]}
+    assert policy_support(policy, stated, "freeze_fee_waive") == 2
+    # a negation before the value keeps it on the blocked side ("only if the flight is not basic economy")
+    airline = "A flight can be changed only if it is not basic economy."
+    cabin = {"field": "cabin", "allowed": ["business", "economy"], "blocked": ["basic_economy"]}
+    assert policy_support(airline, cabin, "update_reservation_flights") == 2
+
+
 @needs_data
 def test_diagnose_prints_one_run_side_by_side():
     _load_commands()

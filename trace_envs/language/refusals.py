@@ -127,3 +127,7 @@ def _refuses(sentence: str) -> bool:
 # A policy sentence that forbids an action or makes it conditional ("Basic economy flights cannot be modified",
 # "can be cancelled only if travel insurance is bought"): what a gate learned from runs is held to.
 RESTRICTS = re.compile(r"\b(cannot|can't|can not|not|no|never|only if|only when|unless|forbidden|prohibited)\b")
+# What follows these in a policy sentence is the condition under which the action is allowed ("Remove the fee only when
+# its medical note is on file"), unless a negation comes first ("only if the flight is not basic economy").
+ALLOWS_ONLY = re.compile(r"\b(only if|only when|unless)\b")
+NEGATION = re.compile(r"\b(not|no|never|isn't|aren't|wasn't|without)\b")

@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from trace_envs.language.patterns import word_pattern
-from trace_envs.language.refusals import RESTRICTS
+from trace_envs.language.refusals import ALLOWS_ONLY, NEGATION, RESTRICTS
 from trace_envs.language.words import policy_nouns, verb_synonyms
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, judged_gate, outcome_gate
 
@@ -107,24 +107,46 @@ def forbidden_values(policy: str, blocked: list[Any], allowed: list[Any], write:
     """The values of `blocked` that a policy sentence names together with the write's action and a negation or a
     condition ("cannot be modified", "can be cancelled only if")."""
     action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
-    phrases = sorted({str(v): str(v).lower().replace("_", " ") for v in [*blocked, *allowed]}.items(),
-                     key=lambda kv: -len(kv[1]))
     out: list[Any] = []
-    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
+    for sentence in _sentences(policy):
         if not action.search(sentence) or not RESTRICTS.search(sentence):
             continue
-        taken: list[tuple[int, int]] = []
-        for raw, phrase in phrases:
-            if len(phrase) < 3 or phrase in GENERIC_VALUES:
-                continue
-            for m in re.finditer(rf"\b{re.escape(phrase)}\b", sentence):
-                if any(a <= m.start() < b for a, b in taken):
-                    continue
-                taken.append(m.span())
-                value = next(v for v in blocked if str(v) == raw) if raw in map(str, blocked) else None
-                if value is not None and value not in out:
-                    out.append(value)
+        for raw, _ in _named_values(sentence, [*blocked, *allowed]):
+            value = next((v for v in blocked if str(v) == raw), None)
+            if value is not None and value not in out:
+                out.append(value)
     return out
+
+
+def _sentences(policy: str) -> list[str]:
+    return re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " "))
+
+
+def _named_values(sentence: str, values: list[Any]) -> list[tuple[str, int]]:
+    """(value, where) for each value a sentence names, longest first so that "economy" inside "basic economy" is not
+    named; yes / no and values under three letters are left out (any sentence may hold them)."""
+    phrases = sorted({str(v): str(v).lower().replace("_", " ") for v in values}.items(), key=lambda kv: -len(kv[1]))
+    taken: list[tuple[int, int]] = []
+    out: list[tuple[str, int]] = []
+    for raw, phrase in phrases:
+        if len(phrase) < 3 or phrase in GENERIC_VALUES:
+            continue
+        for m in re.finditer(rf"\b{re.escape(phrase)}\b", sentence):
+            if not any(a <= m.start() < b for a, b in taken):
+                taken.append(m.span())
+                out.append((raw, m.start()))
+    return out
+
+
+def allows_other_values(sentence: str, gate: dict[str, Any]) -> bool:
+    """Whether a policy sentence makes a value the gate blocks the condition that allows the action ("Remove the freeze
+    fee only when its medical note is on file" against a gate blocking `on file`): the policy says the opposite."""
+    condition = ALLOWS_ONLY.search(sentence)
+    if condition is None:
+        return False
+    blocked = {str(v) for v in gate.get("blocked", [])} - {str(v) for v in gate.get("allowed", [])}
+    return any(raw in blocked and where >= condition.end() and not NEGATION.search(sentence[condition.end():where])
+               for raw, where in _named_values(sentence, [*gate.get("blocked", []), *gate.get("allowed", [])]))
 
 
 def rules_gate(rules: Any, write: str, fields: dict[str, Counter]) -> dict[str, Any] | None:
@@ -154,7 +176,7 @@ def policy_support(policy: str, gate: dict[str, Any], write: str, said: list[str
     be modified"); or, in a sentence that restricts (`RESTRICTS`: "only when", "cannot"), together with the thing the
     write acts on (`policy_nouns`) where the policy never names the verb, or with two of `said` (the words users ask
     for the write with, `ResultIndex.asked_words`); 1 when the policy names the field or a value anywhere; 0
-    otherwise."""
+    otherwise, and 0 when such a sentence allows the write on a value the gate blocks (`allows_other_values`)."""
     if not policy_mentions(policy, gate):
         return 0
     action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
@@ -166,17 +188,13 @@ def policy_support(policy: str, gate: dict[str, Any], write: str, said: list[str
     # airline sentences).
     things = re.compile(word_pattern(policy_nouns(write)), re.I) if not action.search(policy) else None
     asked = [re.compile(rf"\b{re.escape(w)}\b") for w in said]
-    values = [str(v).lower().replace("_", " ") for v in [*gate.get("blocked", []), *gate.get("allowed", [])]]
-    values = [v for v in values if len(v) >= 3 and v not in GENERIC_VALUES]
-    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", policy.lower().replace("_", " ")):
-        if not any(re.search(rf"\b{re.escape(v)}\b", sentence) for v in values):
-            continue
-        if action.search(sentence):
-            return 2
-        if RESTRICTS.search(sentence) and ((things is not None and things.search(sentence))
-                                           or sum(bool(a.search(sentence)) for a in asked) >= 2):
-            return 2
-    return 1
+    values = [*gate.get("blocked", []), *gate.get("allowed", [])]
+    about = [s for s in _sentences(policy) if _named_values(s, values) and (action.search(s) or (RESTRICTS.search(s) and (
+        (things is not None and things.search(s)) or sum(bool(a.search(s)) for a in asked) >= 2)))]
+    # a sentence about the write that allows it on a value the gate blocks says the opposite of the gate
+    if any(allows_other_values(s, gate) for s in about):
+        return 0
+    return 2 if about else 1
 
 
 def policy_mentions(policy: str, gate: dict[str, Any]) -> bool:
