@@ -150,6 +150,17 @@ def test_a_noun_first_names_verb_is_read_at_its_head() -> None:
     assert tool_words("order_status") == ["order", "status"]  # no verb at either end: as written
     assert tool_verb("leave_request_submit") == "submit"
     assert "upgrade" in action_words("vehicles.upgrade")
+    # a noun-first name whose head is a noun that is also a verb ("freeze fee", "transfer limit") acts by its last
+    # word; so does a name ending in a verb the kind sets leave out, and a dotted name's action whatever verb it is
+    assert tool_verb("freeze_fee_remove") == "remove"
+    assert tool_verb("transfer_limit_raise") == "raise"
+    assert tool_verb("appointment_confirm") == tool_verb("appointments.confirm") == "confirm"
+    assert tool_verb("enrollments.audit") == "audit"
+    # a verb-first name keeps its head: the last word is a noun, or a noun as often as a verb
+    for name, verb in (("transfer_to_human_agents", "transfer"), ("send_payment_request", "send"),
+                       ("update_reservation_flights", "update"), ("request_credit", "request"),
+                       ("cancel_pending_order", "cancel")):
+        assert tool_verb(name) == verb, name
 
 
 def test_a_user_saying_no_to_a_confirmation_as_real_users_do():

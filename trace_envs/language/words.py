@@ -75,6 +75,21 @@ WRITE_VERBS = {
     "invite", "tag",
 }  # fmt: skip
 
+# More verbs a tool's name may act by, where it puts the verb (`appointment_confirm`, `reminder_call_request`,
+# `checkbooks.order`); the kind sets leave them out, since some also head a read's name as nouns (`order_details`).
+ACTION_VERBS = frozenset({
+    "confirm", "drop", "pause", "unpause", "raise", "lower", "report", "request", "switch", "audit", "amend", "order",
+    "review", "increase", "decrease", "reduce", "adjust", "correct", "fix",
+})  # fmt: skip
+# Verbs that are as often the noun a noun-first name starts with (`transfer_limit_raise`, `freeze_fee_forgive`,
+# `return_branch_modify`): at the head of a name whose last word is a verb that is no such noun, the last word acts.
+NOUN_VERBS = frozenset({
+    "transfer", "return", "exchange", "order", "freeze", "credit", "deposit", "refund", "update", "request", "report",
+    "charge", "claim", "hold", "release", "flag", "tag", "link", "mark", "dispute", "reset", "schedule", "post",
+    "split", "merge", "upgrade", "downgrade", "block", "lock", "change", "refuel", "switch", "review", "check",
+    "search", "count", "view", "lookup", "rebook", "reserve",
+})  # fmt: skip
+
 VERB_SYNONYMS: dict[str, Synonyms] = {
     "update": Synonyms(("update", "change", "modify"), ("add",), ("edit", "remove"), ("update", "change", "modif")),
     "modify": Synonyms(("modify", "change", "update"), ("add",), ("edit", "remove"), ("modif", "change", "update")),
@@ -145,10 +160,13 @@ def tool_words(tool: str) -> list[str]:
     last part is its action (`exchange_rates.lookup` -> lookup, exchange, rates)."""
     words = _split(tool)
     acts = dotted_action(tool)
-    if acts and _is_verb(acts[0]):
-        # a dotted name is resource.action: `exchange_rates.lookup` looks up, though "exchange" is a verb too
-        return [*acts, *_split(tool.rpartition(".")[0])]
-    if len(words) >= 2 and not _is_verb(words[0]) and _is_verb(words[-1]):
+    head = _split(tool.rpartition(".")[0])
+    if acts and (_is_verb(acts[0]) or not (head and _is_verb(head[0]))):
+        # a dotted name is resource.action: `exchange_rates.lookup` looks up, though "exchange" is a verb too, and
+        # `enrollments.audit` audits, a verb no list need hold
+        return [*acts, *head]
+    if len(words) >= 2 and _is_verb(words[-1]) and (
+            not _is_verb(words[0]) or (words[0] in NOUN_VERBS and words[-1] not in NOUN_VERBS)):
         return [words[-1], *words[:-1]]
     return words
 
@@ -166,7 +184,7 @@ def dotted_action(tool: str) -> list[str]:
 
 
 def _is_verb(word: str) -> bool:
-    return word in READ_VERBS or word in WRITE_VERBS or word in VERB_SYNONYMS
+    return word in READ_VERBS or word in WRITE_VERBS or word in VERB_SYNONYMS or word in ACTION_VERBS
 
 
 def tool_verb(tool: str) -> str:
