@@ -72,3 +72,17 @@ def test_a_stranger_domains_transfer_topics_are_what_users_asked_not_their_ids(t
     topics = ours[0]["params"]["topics"]
     assert topics and not any("client id" in t for t in topics)
     assert ours[0]["roles"]["write"] != "exchange_rates.lookup"
+
+
+def test_a_stranger_domains_hand_off_about_a_record_not_the_users_id(tmp_path):
+    """Held-out randomizer seed 50 (school, dotted names): users ask a person about an enrollment ("I want to appeal my
+    final grade in enrollment EN-1") and hand over their student id too. The write the env offers as self-service was
+    the most requested one, keyed by the student id, so every topic sentence held another id and none was learned
+    ("nothing decides when a human is needed"); now the write is one on the record the requests name."""
+    from _family import mine_random
+
+    dom, caps = mine_random(50, tmp_path)
+    ours = [c for c in caps if c["family"] == "handoff_to_human"]
+    assert ours and "never_hands_over" in dom.score_recovery(caps)["found"]
+    assert ours[0]["roles"]["key"] == "enrollment_id"
+    assert any("{target}" in t for t in ours[0]["params"]["topics"])

@@ -16,6 +16,21 @@ def _handed_off(handoff: str) -> Check:
     return Check(applies_if=[CallRef(tool=handoff)], clauses=[CallMade(id="handed_off", call=CallRef(tool=handoff))])
 
 
+def _taken_over(ctx: ProposalContext, handoff: str) -> str | None:
+    """The write a human sometimes has to take over from: the one on the record users name when they ask for what
+    ends in `handoff` (its key gives the requests the policy sends to a human: "I want to appeal my final grade in
+    enrollment EN-1" is about the enrollment, not the student id every user hands over), then the most requested."""
+    topics: dict[str, int] = {}
+
+    def named(write: str) -> int:
+        key = ctx.read_key(write)[1] or ""
+        if key not in topics:
+            topics[key] = len(distinctive_requests(ctx.index, handoff, key))
+        return topics[key]
+
+    return max(ctx.writes, key=lambda w: (named(w), ctx.gt_counts[w], w)) if ctx.writes else None
+
+
 class HandoffToHumanDetector(Detector):
     task = "handoff_to_human"
     teaches = ("missing_handoff", "unwarranted_handoff")
@@ -32,10 +47,9 @@ class HandoffToHumanDetector(Detector):
 
     def propose(self, ctx: ProposalContext) -> list[Proposal]:
         out = []
-        # The write a human sometimes has to take over: the one the rules send to a human, else the most requested.
         ruled = [w for w in ctx.writes if ctx.rules is not None and ctx.rules.rule(w) and ctx.rules.rule(w).handoff]
-        top_write = ruled[0] if ruled else max(ctx.writes, key=lambda w: (ctx.gt_counts[w], w)) if ctx.writes else None
         for h in ctx.handoffs:
+            top_write = ruled[0] if ruled else _taken_over(ctx, h)
             roles = ctx.roles_for(top_write) if top_write else {}
             roles["handoff"] = h
             if "read" not in roles and ctx.reads:
