@@ -230,6 +230,19 @@ def test_a_claim_users_word_their_own_way_is_learned_from_what_the_runs_did_afte
     assert "trusts_claim" in dom.score_recovery(caps)["found"]
 
 
+def test_a_claim_users_word_is_not_what_the_write_takes(tmp_path):
+    """Randomizer seed 1 (bank): users ask to "add my partner as a joint holder on account A (holder name: Ana
+    Petrov)"; "as a joint holder" reads like an assertion, and its words, the write's own and those of its argument
+    `holder_name`, made a paraphrased claim that absorbed the policy's gate on the account's state. They are the
+    request: no claim is kept and the gate is."""
+    from _family import mine_random
+
+    dom, caps = mine_random(1, tmp_path)
+    assert not [c for c in caps if c["family"] == "claim_verification"]
+    score = dom.score_recovery(caps)
+    assert "ignores_state_rule" in score["found"] and score["precision"] == 1.0
+
+
 @needs_data
 def test_proposed_on_the_real_airline_runs(airline):
     _, _, ours = airline

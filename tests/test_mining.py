@@ -80,6 +80,46 @@ def test_select_bootstrap_dedup_and_rank():
     assert sel.passes[1] == 10
 
 
+def test_a_share_just_above_the_cov_floor_with_a_clear_contrast_is_kept():
+    """Randomizer seed 57 and the external library's `no_fine_confirmation`: 22 of 189 failed runs (Cov 0.116) lack
+    it, no passed run does. The resamples test the contrast; the Cov floor is applied to all the runs, since a share just
+    above it falls below it in about half of any resamples (this one was kept by 6 of 10, so dropped). A share below
+    the floor is not kept however stable."""
+    n_failed, n_passed = 189, 300
+    failed = np.array([True] * n_failed + [False] * n_passed)
+    near = np.zeros(n_failed + n_passed, dtype=np.int8)  # NA where it does not apply
+    near[:20] = -1  # LF 20: Cov 0.106 (kept by 7 of 10 resamples when each applied the floor)
+    near[n_failed:n_failed + 13] = 1  # PP 13: Delta 1.0
+    below = near.copy()
+    below[17:20] = 0  # LF 17: Cov 0.090
+    sel = select(np.stack([near, below], axis=1), failed, [("a", ("x",)), ("b", ("y",))], ["near", "below"])
+    assert sel.kept == [0]
+    assert sel.status[1] == "Cov 0.09 < 0.1"
+
+
+def test_a_finer_family_replaces_a_coarser_one_only_where_it_explains_the_same_failures():
+    """A claim to verify refines a refusal over the same tools, and replaces it when it is lacking in the refusal's
+    failed runs; a claim found in a part of them (randomizer seed 1, users who never claimed anything) leaves the
+    refusal kept."""
+    import trace_envs.families  # noqa: F401  (registers the detectors whose `refines` the selection reads)
+
+    n_failed, n_passed = 100, 100
+    failed = np.array([True] * n_failed + [False] * n_passed)
+    refusal = np.zeros(n_failed + n_passed, dtype=np.int8)
+    refusal[:30] = -1
+    refusal[n_failed:n_failed + 30] = 1
+    tools = ("read", "write")
+    fams = [("policy_refusal", tools), ("claim_verification", tools)]
+    same = refusal.copy()
+    same[:2] = 0  # 28 of its 30
+    sel = select(np.stack([refusal, same], axis=1), failed, fams, ["refusal", "claim"])
+    assert sel.kept == [1] and sel.status[0].startswith("merged into claim (a finer family")
+    part = refusal.copy()
+    part[:15] = 0  # 15 of its 30
+    sel = select(np.stack([refusal, part], axis=1), failed, fams, ["refusal", "claim"])
+    assert 0 in sel.kept
+
+
 # ---------------------------------------------------------------------------------------------------------- contrast
 
 
@@ -299,8 +339,8 @@ def test_nothing_kept_says_why(app, tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[0].endswith(", 0 kept")
-    assert lines[1] == ("  none kept: no candidate reached Cov >= 0.9 and Delta >= 0.2 in at least 8 of 10 resamples; "
-                        "the closest:")
+    assert lines[1] == ("  none kept: no candidate reached Cov >= 0.9 and Delta >= 0.2 with its contrast holding in "
+                        "at least 8 of 10 resamples; the closest:")
     rows = [r for r in json.loads((out / "candidates.json").read_text())["candidates"]
             if not r["status"].startswith("never applies")]
     best = sorted(rows, key=lambda r: (-r["passes"], -r["delta"], -r["cov"], r["name"]))[:3]

@@ -78,8 +78,9 @@ def test_match_deficit():
     assert match_deficit("information_gathering", ["get_order_details"]) is None
 
 
-# Eight deficits share the failed runs, and each must carry Cov >= 0.10 of them in 8 of 10 resamples: at the
-# benchmark's size (2,000 runs) every seed recovers all eight; at 1,000 sampling noise alone misses one now and then.
+# Eight deficits share the failed runs, and each must carry Cov >= 0.10 of them, its contrast holding in 8 of 10
+# resamples: at the benchmark's size (2,000 runs) every seed recovers all eight; at 1,000 sampling noise alone misses
+# one now and then.
 RUNS = 2000
 
 

@@ -12,7 +12,8 @@ from trace_envs.mining.options import MineOptions
 
 MINE_HELP = (
     "Contrast passed and failed runs, propose candidate capabilities, label every (run, candidate) pair PRESENT / "
-    "LACKING / NA, and keep the candidates with Cov >= rho and Delta >= delta in at least K of N bootstrap resamples.\n\n"
+    "LACKING / NA, and keep the candidates with Cov >= rho and Delta >= delta whose contrast holds in at least K of N "
+    "bootstrap resamples.\n\n"
     "Writes OUT/capabilities.json (kept CapabilitySpecs with evidence), OUT/candidates.json (every candidate with its "
     "statistics and why it was or was not kept), OUT/report.md and OUT/report.png, each atomically.\n\n"
     "The offline proposer (no LLM, deterministic) is the default. --llm PROVIDER:MODEL adds LLM proposals "

@@ -8,14 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class SelectOptions(BaseModel):
-    """Keep a candidate when Cov >= rho and Delta >= delta in at least K of N bootstrap resamples of the runs."""
+    """Keep a candidate when Cov >= rho and Delta >= delta over all the runs, and its contrast holds (Delta >= delta,
+    Cov at least half of rho) in at least K of N bootstrap resamples of the runs (see `trace_envs.mining.select`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     rho: float = Field(default=0.10, ge=0.0, le=1.0, description="Minimum Cov: the share of failed runs that lack it.")
     delta: float = Field(default=0.20, ge=-1.0, le=1.0, description="Minimum Delta = ER- - ER+: how much more often "
                                                                     "lacking it goes with failure than with success.")
-    k: int = Field(default=8, ge=0, description="Resamples a candidate must pass (K of N).")
+    k: int = Field(default=8, ge=0, description="Resamples in which a candidate's contrast must hold (K of N).")
     n: int = Field(default=10, ge=1, description="Bootstrap resamples (N).")
     seed: int = Field(default=0, description="Seed of the bootstrap resamples.")
     dup_agreement: float = Field(default=0.95, ge=0.0, le=1.0, description="Label agreement at which two candidates "

@@ -91,7 +91,8 @@ class MineResult:
         if refused:
             return (f"{refused} candidate(s) passed the thresholds but generate refuses their envs (the warnings say "
                     "why); no other reached them")
-        return f"no candidate reached Cov >= {o.rho} and Delta >= {o.delta} in at least {o.k} of {o.n} resamples"
+        return (f"no candidate reached Cov >= {o.rho} and Delta >= {o.delta} with its contrast holding in at least "
+                f"{o.k} of {o.n} resamples")
 
     def unpublished(self) -> list[str]:
         """The warnings of candidates the thresholds kept and `generate` would refuse."""
@@ -120,8 +121,8 @@ class MineResult:
             lines.append(f"{truth['none']} of {self.n_runs} runs have neither expected actions nor a passed run of "
                          "their task or a similar one: more trials per task give the labelers ground truth")
         if self.n_failed < 10:
-            lines.append(f"only {self.n_failed} failed run(s): a capability must cover a share of them in most "
-                         "resamples; more runs, or lower --rho / --delta at the cost of keeping noise")
+            lines.append(f"only {self.n_failed} failed run(s): a capability must cover a share of them and its "
+                         "contrast hold in most resamples; more runs, or lower --rho / --delta at the cost of keeping noise")
         if self.unpublished():
             lines.append("fix what the `generate refuses its env` warnings name, or keep such candidates with "
                          "--no-publish-check to inspect them")

@@ -2,10 +2,14 @@
 
 LF = lacking & failed, PF = present & failed, LP = lacking & passed, PP = present & passed (NA excluded);
 Cov = LF / failed runs, ER- = LF / (LF + PF), ER+ = LP / (LP + PP), Delta = ER- - ER+ (0 when undefined).
-A candidate passes a sample when Cov >= rho and Delta >= delta; it is kept when it passes in at least K of N bootstrap
-resamples of the runs (with replacement, seeded). Near-duplicates (same family and tools, or label vectors agreeing on
+A candidate is kept when Cov >= rho and Delta >= delta over all the runs, and its contrast holds in at least K of N
+bootstrap resamples of the runs (with replacement, seeded): Delta >= delta, and Cov at least RESAMPLED_COV of rho. The
+resamples ask whether the contrast is an accident of which runs were drawn; they do not apply the Cov floor again,
+since a share just above it falls below it in about half of any resamples (22 of 189 failed runs, Cov 0.116, with
+Delta 1.00, was kept by 6 of 10 and dropped). Near-duplicates (same family and tools, or label vectors agreeing on
 >= `dup_agreement` of the runs either applies to) are merged into the one with the higher Delta, and a candidate of a
-family that another eligible one's family refines (over the same tools) into that one; ranked by Delta.
+family that another eligible one's family refines (over the same tools, lacking in most of the same failed runs) into
+that one; ranked by Delta.
 """
 
 from __future__ import annotations
@@ -71,8 +75,24 @@ def compute_stats(labels: np.ndarray, failed: np.ndarray, weights: np.ndarray | 
     return Stats(lf, pf, lp, pp, n_failed, cov, er_m, er_p, delta)
 
 
+FINER_EXPLAINS = 0.8
+"""Share of a coarser candidate's lacking failed runs a finer family's candidate must also find lacking to replace it."""
+
+
+def _explains(finer: np.ndarray, coarser: np.ndarray) -> bool:
+    return bool((finer & coarser).sum() >= FINER_EXPLAINS * coarser.sum())
+
+
 def _passing(s: Stats, o: SelectOptions) -> np.ndarray:
     return (s.cov >= o.rho - 1e-12) & (s.delta >= o.delta - 1e-12)
+
+
+RESAMPLED_COV = 0.5
+"""Share of rho a resample's Cov must reach: the failing is still there in the resample, not gone."""
+
+
+def _stable(s: Stats, o: SelectOptions) -> np.ndarray:
+    return (s.cov >= o.rho * RESAMPLED_COV - 1e-12) & (s.delta >= o.delta - 1e-12)
 
 
 def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[str, tuple[str, ...]]],
@@ -87,14 +107,14 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
     for _ in range(o.n):
         idx = rng.integers(0, n_runs, n_runs) if n_runs else np.zeros(0, dtype=np.int64)
         w = np.bincount(idx, minlength=n_runs)
-        passes += _passing(compute_stats(labels, failed, w), o)
+        passes += _stable(compute_stats(labels, failed, w), o)
     status: list[str] = []
     eligible: list[int] = []
     applies = (labels != 0).any(axis=0)
     for j in range(n_c):
         if not applies[j]:
             status.append("never applies (NA on every run)")
-        elif passes[j] >= o.k:
+        elif passes[j] >= o.k and passed_full[j]:
             status.append("eligible")
             eligible.append(j)
         else:
@@ -103,7 +123,8 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
                 why.append(f"Cov {full.cov[j]:.2f} < {o.rho}")
             if full.delta[j] < o.delta:
                 why.append(f"Delta {full.delta[j]:.2f} < {o.delta}")
-            why.append(f"passed {passes[j]}/{o.n} resamples < {o.k}")
+            if passes[j] < o.k:
+                why.append(f"contrast held in {passes[j]}/{o.n} resamples < {o.k}")
             status.append("; ".join(why))
     # by Delta (to 0.01), then the more specific family first: a completion check restates the outcome, so on a tie
     # a near-duplicate of a specific capability (grounding, confirmation, ...) is merged into the specific one; then
@@ -111,10 +132,13 @@ def select(labels: np.ndarray, failed: np.ndarray, families_tools: list[tuple[st
     # capability that names the read and both branches says more of what went wrong)
     order = sorted(eligible, key=lambda j: (-round(float(full.delta[j]), 2), _generic(families_tools[j][0]),
                                             -full.cov[j], -len(families_tools[j][1]), names[j]))
-    # a coarser family's candidate over the tools of an eligible candidate of a family that refines it says less
+    # a coarser family's candidate over the tools of an eligible candidate of a family that refines it says less, where
+    # the finer one explains the same failed runs (a claim some users make is no refusal every failing agent skipped)
+    lacking_failed = (labels == LACKING) & failed.astype(bool)[:, None]
     finer = {j: i for j in eligible for i in eligible
              if _refines(families_tools[i][0], families_tools[j][0])
-             and set(families_tools[j][1]) <= set(families_tools[i][1])}
+             and set(families_tools[j][1]) <= set(families_tools[i][1])
+             and _explains(lacking_failed[:, i], lacking_failed[:, j])}
     kept: list[int] = []
     for j in order:
         if j in finer:

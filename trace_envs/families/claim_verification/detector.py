@@ -16,6 +16,7 @@ from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.language.words import FUNCTION_WORDS, tool_words, verb_synonyms
 from trace_envs.runtime.phrases import key_noun, path_words
+from trace_envs.runtime.world import words as spoken
 from trace_envs.runtime.records import get_path
 from trace_envs.trajectories.results import items_at, outcome_gate, run_user_text
 
@@ -290,7 +291,10 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
     if gate is None or len(gate["allowed"]) != 1:
         return None
     lists = ctx.index.listed.get(read)
-    request = {w.lower() for w in (*tool_words(write), *verb_synonyms(write))}
+    # the write's own words and those of what it takes ("as a joint holder (holder name: Ana Petrov)" for
+    # `joint_holders.add(holder_name)`) are the request, not a claim; singular or plural alike
+    named = [*tool_words(write), *verb_synonyms(write), *(w for a in ctx.args(write) for w in spoken(a).split())]
+    request = {w.lower().removesuffix("s") for w in named}
     runs = list(ctx.runs)
     values = [*gate["allowed"], *gate["blocked"]]
     said_all: Counter = Counter()
@@ -311,7 +315,7 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
     if not asked or named * 4 > asked:
         return None  # users name the field's values ("if my line is suspended"): a condition or a worded claim
     lift = {w: (n / asked) / (said_all[w] / len(runs)) for w, n in said_asked.items()
-            if n >= MIN_CLAIM_RUNS and n * 2 >= asked and w not in request}
+            if n >= MIN_CLAIM_RUNS and n * 2 >= asked and w.removesuffix("s") not in request}
     claim_words = sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-said_asked[w], w))[:4]
     if len(claim_words) < 2:
         return None

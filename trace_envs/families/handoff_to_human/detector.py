@@ -17,18 +17,24 @@ def _handed_off(handoff: str) -> Check:
 
 
 def _taken_over(ctx: ProposalContext, handoff: str) -> str | None:
-    """The write a human sometimes has to take over from: the one on the record users name when they ask for what
-    ends in `handoff` (its key gives the requests the policy sends to a human: "I want to appeal my final grade in
-    enrollment EN-1" is about the enrollment, not the student id every user hands over), then the most requested."""
-    topics: dict[str, int] = {}
+    """The write a human sometimes has to take over from: the most requested one; but where its record's key gives no
+    request that ends in `handoff`, the one whose key does (held-out randomizer seed 50: "I want to appeal my final
+    grade in enrollment EN-1" is about the enrollment, and the most requested write took the student id, which every
+    user hands over too)."""
+    if not ctx.writes:
+        return None
+    ranked = sorted(ctx.writes, key=lambda w: (ctx.gt_counts[w], w), reverse=True)
+    topics: dict[str, list[str]] = {}
 
-    def named(write: str) -> int:
+    def requests(write: str) -> list[str]:
         key = ctx.read_key(write)[1] or ""
         if key not in topics:
-            topics[key] = len(distinctive_requests(ctx.index, handoff, key))
+            topics[key] = distinctive_requests(ctx.index, handoff, key)
         return topics[key]
 
-    return max(ctx.writes, key=lambda w: (named(w), ctx.gt_counts[w], w)) if ctx.writes else None
+    if requests(ranked[0]):
+        return ranked[0]
+    return max(ranked, key=lambda w: sum("{target}" in t for t in requests(w)))
 
 
 class HandoffToHumanDetector(Detector):
