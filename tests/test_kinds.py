@@ -37,6 +37,10 @@ needs_data = pytest.mark.skipif(not TAU.exists(), reason="real data not found be
     ("transfer_funds", ["transfer", "funds"], "write"),  # a bank's transfer moves money
     ("transfer_to_savings", ["transfer", "to", "savings"], "write"),
     ("escalate_to_supervisor", ["escalate", "to", "supervisor"], "other"),  # sends to a person: changes no record
+    # noun first, headed by a noun that is also a verb (held-out randomizer seed 83): the tail acts
+    ("exchange_rates_retrieve", ["exchange", "rates", "retrieve"], "read"),
+    ("freeze_fee_remove", ["freeze", "fee", "remove"], "write"),
+    ("change_plan", ["change", "plan"], "write"),  # the tail is no verb: the head acts
 ])
 def test_names_in_every_style(name, words, kind):
     assert name_words(name) == words
@@ -171,6 +175,9 @@ def test_people_taking_over_in_words():
     # whoever takes over the conversation itself is a person, however a reply names them (randomizer seed 19)
     assert says_person_takes_over("A case will take over this conversation shortly.")
     assert not says_person_takes_over("The new plan will take over from the old one next month.")
+    # and so is whoever the conversation is handed over to (held-out randomizer seed 82, a tool's description)
+    assert says_person_takes_over("Hand the conversation over to a case, who takes over from here.")
+    assert not says_person_takes_over("Hand the keys over to the desk.")
 
 
 @needs_data

@@ -206,11 +206,11 @@ def test_a_mined_tau_bench_env_shows_tool_descriptions(tmp_path):
     import gymnasium as gym
 
     from trace_envs.generate.publish import generate_one
-    from trace_envs.mining.pipeline import mine
+    from trace_envs.mining.pipeline import MineOptions, mine
     from trace_envs.registry import make_env
 
     runs = load_runs([TAU]).runs
-    result = mine(runs)
+    result = mine(runs, options=MineOptions(check_publish=False))  # the one env below is validated by generate_one
     spec = next(c for c in result.capabilities if c.name == "no_unwarranted_cancel_reservation")
     assert all(t.description for t in spec.tools)
     assert generate_one(spec, tmp_path, seeds=5).published

@@ -42,9 +42,11 @@ TAKEOVER = re.compile(
     r"be with|review|handle|take)|reach out|be in touch)\b",
     re.I,
 )
-# Whoever takes over the conversation itself is a person, however the reply names them ("A case will take over this
-# conversation shortly." from a `route_case`).
-_TAKES_THE_CONVERSATION = re.compile(r"\btake(?:s|n)? over (?:this|the|your) (?:conversation|chat|call)\b", re.I)
+# Whoever takes the conversation itself over is a person, however the text names them ("A case will take over this
+# conversation shortly." from a `route_case`; "Hand the conversation over to the desk, who takes over from here").
+_TAKES_THE_CONVERSATION = re.compile(
+    r"\btake(?:s|n)? over (?:this|the|your) (?:conversation|chat|call)\b|"
+    r"\b(?:hand|pass|transfer)(?:s|ed|ing)? (?:this|the|your) (?:conversation|chat|call) (?:over|off|on)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 

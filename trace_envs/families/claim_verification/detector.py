@@ -18,7 +18,7 @@ from trace_envs.language.words import FUNCTION_WORDS, tool_words, verb_synonyms
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.world import words as spoken
 from trace_envs.runtime.records import get_path
-from trace_envs.trajectories.results import items_at, outcome_gate, run_user_text
+from trace_envs.trajectories.results import items_at, outcome_gate, plain_words, run_user_text, says_request
 
 MIN_CLAIM_RUNS = 2  # one user's claim is an anecdote, not a recurring reason for a write
 MAX_VALUES = 8
@@ -283,38 +283,43 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
     learned from what the runs did after it: the field that separates the records passed runs wrote from those they
     left alone (`outcome_gate`), and the words users assert, whatever that field holds, in the runs that read such a
     record and ask for `write` (said in at least MIN_CLAIM_RUNS of them, in half of them or more, and at least
-    three times as often as in the runs overall; the write's own words are the request, not the claim). The claim
-    stands for the field's allowed value: (field, claimed value, refuted values, claim words); None without a gate,
-    where users name the field's values in a quarter of those runs or more (a condition, or a claim `claimed_fields`
-    reads), without two such words, or when no claimed record contradicts it or no claim is followed by the write."""
+    three times as often as in the runs that do not ask for it; the words of the write and its arguments are the
+    request, not the claim). The claim stands for the field's allowed value: (field, claimed value, refuted values,
+    claim words); None without a gate, where users name the field's values in a quarter of those runs or more (a
+    condition, or a claim `claimed_fields` reads), without two such words, or when no claimed record contradicts it
+    or no claim is followed by the write."""
     gate = outcome_gate(ctx.index, read, write)
     if gate is None or len(gate["allowed"]) != 1:
         return None
     lists = ctx.index.listed.get(read)
     # the write's own words and those of what it takes ("as a joint holder (holder name: Ana Petrov)" for
     # `joint_holders.add(holder_name)`) are the request, not a claim; singular or plural alike
-    named = [*tool_words(write), *verb_synonyms(write), *(w for a in ctx.args(write) for w in spoken(a).split())]
-    request = {w.lower().removesuffix("s") for w in named}
-    runs = list(ctx.runs)
+    its_words = [*tool_words(write), *verb_synonyms(write), *(w for a in ctx.args(write) for w in spoken(a).split())]
+    request = {w.lower().removesuffix("s") for w in its_words}
     values = [*gate["allowed"], *gate["blocked"]]
-    said_all: Counter = Counter()
+    vocab = ctx.index.asked_words.get(write, [])
     said_asked: Counter = Counter()
-    asked = named = 0
+    said_other: Counter = Counter()  # in the runs that never ask for the write
+    asked = others = named = 0
     seen = []  # (run, its first write, the words its user asserted before it)
-    for run in runs:
+    for run in ctx.runs:
         made = _first_write(run, write)
         words = asserted_words(run, made)
         seen.append((run, made, words))
-        said_all.update(words)
         text = run_user_text(run)
-        if (made is not None or any(v in text for v in verb_synonyms(write))) \
-                and _reads(run, read, key, gate["field"], lists):
+        # asked for the write by its verb or by the words its users ask for it with ("waive the freeze fee" for
+        # `removeFreezeFee`), as `ResultIndex` counts a passed run that left the record alone
+        if not (made is not None or any(v in text for v in verb_synonyms(write)) or says_request(plain_words(text), vocab)):
+            others += 1
+            said_other.update(words)
+        elif _reads(run, read, key, gate["field"], lists):
             asked += 1
             said_asked.update(words)
             named += any(isinstance(v, str) and text_mentions(v, text) for v in values)
     if not asked or named * 4 > asked:
         return None  # users name the field's values ("if my line is suspended"): a condition or a worded claim
-    lift = {w: (n / asked) / (said_all[w] / len(runs)) for w, n in said_asked.items()
+    # against the runs that ask for something else: the claim's task may be a third of the domain's runs
+    lift = {w: (n / asked) / ((said_other[w] + 1) / (others + 1)) for w, n in said_asked.items()
             if n >= MIN_CLAIM_RUNS and n * 2 >= asked and w.removesuffix("s") not in request}
     claim_words = sorted((w for w, x in lift.items() if x >= 3), key=lambda w: (-said_asked[w], w))[:4]
     if len(claim_words) < 2:

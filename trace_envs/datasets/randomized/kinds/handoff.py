@@ -10,6 +10,7 @@ from trace_envs.datasets.sim import PlantedDeficit, TaskOutcome
 
 FAMILY = "handoff_to_human"
 P_MATTERS = 0.5
+_PERSON = {"case": "case manager"}
 _ANNOUNCE = ("I've passed this to a {who}, who will take it from here.",
              "This needs a {who}: I've handed your case over and they will contact you shortly.",
              "I'm handing this conversation to a {who} now; they'll pick it up from here.")
@@ -17,9 +18,10 @@ _ANNOUNCE = ("I've passed this to a {who}, who will take it from here.",
 
 def install(core: Core, rng, rate: float) -> None:
     t = core.theme
-    who = rng.choice(HANDOFF_OBJECTS)
-    handoff = core.tool("escalate", who, f"Hand the conversation over to a {who}, who takes over from here. Give a "
-                        "short summary.", {"summary": STR}, "other")
+    named = rng.choice(HANDOFF_OBJECTS)
+    who = _PERSON.get(named, named)  # the tool may be named for the case; a person takes it over
+    handoff = core.tool("escalate", named, f"Hand the conversation over to a {who}, who takes over from here. Give "
+                        "a short summary.", {"summary": STR}, "other")
     act = core.take_act(rng)
     tool = core.write_tool(act)
     core.dom.add_policy(f"- Complaints, disputes, reports of harm, fraud or misconduct, and appeals need a person: "
