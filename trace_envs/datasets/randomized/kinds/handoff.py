@@ -43,7 +43,8 @@ def install(core: Core, rng, rate: float) -> None:
         rec, d = task.target, task.data
         ask = d["topic"] if d["needs"] else core.talk.request(rng, core.says(act, rec, d["arg"]))
         core.talk.open(b, rng, task.person.pid, ask, lambda: core.authenticate(b, rng, task))
-        core.read_record(b, task, rec)
+        if rec["id"] in ask:  # a request about no record of theirs ("my medical records were shared") reads none
+            core.read_record(b, task, rec)
         if not d["needs"]:
             args = core.write(b, tool, rec, act, **core.act_args(act, d["arg"]))
             core.talk.close(b, rng, core.done(act, rec))
