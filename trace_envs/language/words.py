@@ -165,10 +165,15 @@ def tool_words(tool: str) -> list[str]:
         # a dotted name is resource.action: `exchange_rates.lookup` looks up, though "exchange" is a verb too, and
         # `enrollments.audit` audits, a verb no list need hold
         return [*acts, *head]
-    if len(words) >= 2 and _is_verb(words[-1]) and (
-            not _is_verb(words[0]) or (words[0] in NOUN_VERBS and words[-1] not in NOUN_VERBS)):
+    if len(words) >= 2 and _is_verb(words[-1]) and (not _is_verb(words[0]) or noun_headed(words)):
         return [words[-1], *words[:-1]]
     return words
+
+
+def noun_headed(words: list[str]) -> bool:
+    """Whether a name's head is a noun that is also a verb and its last word is no such noun (`freeze_fee_remove`,
+    `exchange_rates_retrieve`): if the last word is a verb, it is the one that acts."""
+    return len(words) >= 2 and words[0] in NOUN_VERBS and words[-1] not in NOUN_VERBS
 
 
 def _split(name: str) -> list[str]:

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Literal, Mapping
 
-from trace_envs.language.words import NOUN_VERBS, READ_VERBS, WRITE_VERBS, dotted_action
+from trace_envs.language.words import READ_VERBS, WRITE_VERBS, dotted_action, noun_headed
 from trace_envs.trajectories.models import PROSE_ARGS, Run
 
 ToolKind = Literal["read", "write", "other"]
@@ -103,8 +103,8 @@ def kind_from_name(name: str) -> tuple[ToolKind, str] | None:
     if kind is not None:
         return kind, acts[0]
     # a head that is as often a noun gives way to a tail that is only a verb (`exchange_rates_retrieve` retrieves)
-    ends = (words[-1], words[0]) if words[0] in NOUN_VERBS and words[-1] not in NOUN_VERBS \
-        and _kind_of_verb(words[-1]) in ("read", "write") else (words[0], words[-1])
+    ends = (words[-1], words[0]) if noun_headed(words) and _kind_of_verb(words[-1]) in ("read", "write") \
+        else (words[0], words[-1])
     for word in ends:
         kind = _kind_of_verb(word)
         if kind is not None:

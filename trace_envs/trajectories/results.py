@@ -265,9 +265,7 @@ class ResultIndex:
         for write in writes:
             values = {str(v) for c in run.agent_calls if c.name == write and not c.error
                       for v in c.arguments.values() if isinstance(v, (str, int))}
-            asked = values or any(v in asked_text for v in verb_synonyms(write)) \
-                or says_request(heard, self.asked_words.get(write, []))
-            if not asked:
+            if not (values or asks_for(write, asked_text, heard, self.asked_words.get(write, []))):
                 continue
             for (read, key_value), flat in last.items():
                 side = 0 if key_value in values else 1
@@ -511,6 +509,13 @@ def request_vocabularies(runs: Iterable[Run], tools: Iterable[str], limit: int =
 def plain_words(text: str) -> set[str]:
     """The words of lower-cased `text`, as `request_vocabularies` counts them."""
     return set(_PLAIN_WORD.findall(text))
+
+
+def asks_for(write: str, text: str, said: set[str], vocabulary: list[str]) -> bool:
+    """Whether a user's lower-cased `text` (its `plain_words`: `said`) asks for `write`: by a verb for its action, or
+    by the words its users ask for it with (`vocabulary`, `ResultIndex.asked_words`; "waive the freeze fee" for
+    `removeFreezeFee`)."""
+    return any(v in text for v in verb_synonyms(write)) or says_request(said, vocabulary)
 
 
 def says_request(said: set[str], vocabulary: list[str]) -> bool:

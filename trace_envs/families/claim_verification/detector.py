@@ -18,7 +18,7 @@ from trace_envs.language.words import FUNCTION_WORDS, tool_words, verb_synonyms
 from trace_envs.runtime.phrases import key_noun, path_words
 from trace_envs.runtime.world import words as spoken
 from trace_envs.runtime.records import get_path
-from trace_envs.trajectories.results import items_at, outcome_gate, plain_words, run_user_text, says_request
+from trace_envs.trajectories.results import asks_for, items_at, outcome_gate, plain_words, run_user_text
 
 MIN_CLAIM_RUNS = 2  # one user's claim is an anecdote, not a recurring reason for a write
 MAX_VALUES = 8
@@ -307,9 +307,8 @@ def paraphrased_claim(ctx: ProposalContext, read: str, write: str, key: str
         words = asserted_words(run, made)
         seen.append((run, made, words))
         text = run_user_text(run)
-        # asked for the write by its verb or by the words its users ask for it with ("waive the freeze fee" for
-        # `removeFreezeFee`), as `ResultIndex` counts a passed run that left the record alone
-        if not (made is not None or any(v in text for v in verb_synonyms(write)) or says_request(plain_words(text), vocab)):
+        # asked for the write as `ResultIndex` counts a passed run that left the record alone
+        if not (made is not None or asks_for(write, text, plain_words(text), vocab)):
             others += 1
             said_other.update(words)
         elif _reads(run, read, key, gate["field"], lists):
