@@ -421,3 +421,21 @@ def test_nothing_kept_says_why_and_what_to_add():
     assert any("--rules" in line and "examples/rules/retail.yaml" in line for line in advice)
     assert any(f"only {result.n_failed} failed run(s)" in line for line in advice)
     assert result.ground_truth == {"source": 40}
+
+
+def test_the_domain_owner_is_the_field_most_read_tools_share():
+    """Planted retail seeds 7 and 9 read an app status (one device per request) before any order: the first owner
+    found was `device`, the scenarios drew orders of several users, and six of eight deficits did not publish."""
+    from types import SimpleNamespace
+
+    from trace_envs.mining.propose_offline import domain_rules
+    from trace_envs.trajectories.invariants import Invariant
+
+    def owner(path):
+        return Invariant(kind="owner", path=path)
+
+    profile = SimpleNamespace(policy="Authenticate the user by user id.", invariants={
+        "get_app_status": [owner("device"), owner("user_id")],
+        "get_order_details": [Invariant(kind="sum"), owner("user_id")],
+    })
+    assert domain_rules(profile).identify_user == "user_id"

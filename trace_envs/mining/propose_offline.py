@@ -164,10 +164,7 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run]
     (most openings state the owner id of the records their run read: "Hi, I'm ana_silva_1234")."""
     policy = getattr(profile, "policy", "") or ""
     base = rules or PolicyRules()
-    owner = next(
-        (i.path for invs in getattr(profile, "invariants", {}).values() for i in invs if i.kind == "owner" and i.path),
-        None,
-    )
+    owner = _domain_owner(getattr(profile, "invariants", {}))
     example = base.user_example
     if owner and re.search(r"user\s*id|authenticat", policy, re.I):
         identify = base.identify_user or owner
@@ -181,6 +178,14 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run]
         "identify_user": identify,
         "user_example": example if identify else None,
     })
+
+
+def _domain_owner(invariants: dict[str, list[Any]]) -> str | None:
+    """The owner field of the domain's records: the one the most read tools' records share one value of per request.
+    Any field that one request reads once is an owner of its tool's records (an app status read once names one
+    `device`), so the first found was a coin toss over the tools' order: the user's id is the owner of most."""
+    shared = Counter(p for invs in invariants.values() for p in {i.path for i in invs if i.kind == "owner" and i.path})
+    return max(shared, key=lambda p: shared[p]) if shared else None  # ties: the first found, as before
 
 
 def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> tuple[str, str] | None:
