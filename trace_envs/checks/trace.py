@@ -12,6 +12,10 @@ from trace_envs.trajectories.models import Run
 StepKind = Literal["call", "say", "user"]
 
 
+_new = object.__new__
+_setattr = object.__setattr__
+
+
 class TraceStep(BaseModel):
     """One step: an agent tool call (`call`), an agent message to the user (`say`) or a user message (`user`)."""
 
@@ -21,6 +25,18 @@ class TraceStep(BaseModel):
     result: Any = None
     error: bool = False
     text: str | None = None
+
+    @classmethod
+    def of_call(cls, name: str, arguments: dict[str, Any], result: Any, error: bool) -> "TraceStep":
+        """A tool call the env just ran, whose fields are already of their types: built without validation or
+        `model_construct`'s generic field walk, which were a tenth of an env step each. Equal to the validated step."""
+        step = _new(cls)
+        _setattr(step, "__dict__", {"kind": "call", "name": name, "arguments": arguments, "result": result,
+                                    "error": error, "text": None})
+        _setattr(step, "__pydantic_fields_set__", {"kind", "name", "arguments", "result", "error"})
+        _setattr(step, "__pydantic_extra__", None)
+        _setattr(step, "__pydantic_private__", None)
+        return step
 
 
 class ActionTrace(BaseModel):

@@ -21,6 +21,7 @@ from gymnasium import spaces
 
 from trace_envs.checks.clauses import CheckResult
 from trace_envs.checks.trace import ActionTrace, TraceStep
+from trace_envs.jsontext import dumps
 from trace_envs.language.hints import section as hint_section
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.backend import argument_mutants, bound_check, refusal, string_leaves
@@ -86,7 +87,7 @@ def result_text(result: Any, error: bool, style: str = "json") -> str:
             except ValueError:
                 pass
         return repr(result)
-    return result if isinstance(result, str) else json.dumps(result)
+    return result if isinstance(result, str) else dumps(result)
 
 
 def tool_schema(tool: ToolSpec) -> dict[str, Any]:
@@ -96,27 +97,43 @@ def tool_schema(tool: ToolSpec) -> dict[str, Any]:
     }
 
 
-def check_arguments(tool: ToolSpec, args: dict[str, Any]) -> str | None:
-    """A cheap argument check against the tool's schema: required present, no unknown names, top-level JSON types."""
-    props = tool.properties
-    missing = [a for a in tool.required if a not in args]
+def check_arguments(tool: ToolSpec, args: dict[str, Any], types: ArgumentTypes | None = None) -> str | None:
+    """A cheap argument check against the tool's schema: required present, no unknown names, top-level JSON types.
+    `types` is `argument_types(tool)`, which an env reads once per tool."""
+    required, types_of = types or argument_types(tool)
+    missing = [a for a in required if a not in args]
     if missing:
         return f"missing required argument(s) for {tool.name}: {', '.join(missing)}"
-    unknown = [a for a in args if a not in props]
+    unknown = [a for a in args if a not in types_of]
     if unknown:
         return f"unknown argument(s) for {tool.name}: {', '.join(map(str, unknown))}"
     for name, value in args.items():
-        want = props[name].get("type") if isinstance(props[name], dict) else None
+        want = types_of[name]
         if want is None:
             continue
-        kinds = want if isinstance(want, list) else [want]
-        ok = any(
-            isinstance(value, _JSON_TYPES.get(k, object)) and not (k in ("integer", "number") and isinstance(value, bool))
-            for k in kinds
-        )
-        if not ok:
+        kinds, accepted, bool_ok = want
+        if not isinstance(value, accepted) or (not bool_ok and isinstance(value, bool)):
             return f"argument {name!r} of {tool.name} must be {' or '.join(kinds)}"
     return None
+
+
+ArgumentTypes = tuple[list[str], dict[str, Any]]
+
+
+def argument_types(tool: ToolSpec) -> ArgumentTypes:
+    """The tool's required arguments, and per argument None (any value) or (its JSON type names, the Python types
+    they accept, whether a boolean is accepted: a bool is a Python int, yet no JSON integer or number)."""
+    types: dict[str, Any] = {}
+    for name, schema in tool.properties.items():
+        want = schema.get("type") if isinstance(schema, dict) else None
+        if want is None:
+            types[name] = None
+            continue
+        kinds = want if isinstance(want, list) else [want]
+        accepted = tuple(t for k in kinds for t in _JSON_TYPES.get(k, (object,)))
+        bool_ok = any(k not in ("integer", "number") and isinstance(True, _JSON_TYPES.get(k, (object,))) for k in kinds)
+        types[name] = (kinds, accepted, bool_ok)
+    return tool.required, types
 
 
 def _increment(paid: float, score: float) -> float:
@@ -167,6 +184,7 @@ class TraceEnv(gym.Env[str, str]):
         self.tool_specs: list[ToolSpec] = list(self.SPEC.tools)
         self._tools = {t.name: t for t in self.tool_specs}
         self._kinds = {t.name: t.kind for t in self.tool_specs}
+        self._argument_types: dict[str, ArgumentTypes] = {}  # per tool, read from its schema on its first call
         self._schemas = [tool_schema(t) for t in self.tool_specs]
         # The spec's check, plus the binding of every argument of the writes this env offers (see runtime.backend).
         self.check = bound_check(self.SPEC, self.tool_specs)
@@ -376,16 +394,13 @@ class TraceEnv(gym.Env[str, str]):
             self._call_counter += 1
             cid = call_id or f"call_{self._call_counter}"
             tool_calls.append(
-                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": dumps(args)}}
             )
             result, error = self._execute(name, args)
             tool = self._tools.get(name)
             text = result_text(result, error, tool.result_style if tool is not None else "json")
             outputs.append((cid, name, text))
-            # every field is set and of its type here (the arguments parsed to a dict, the error a bool): validating
-            # them again was a tenth of a step
-            self._steps.append(TraceStep.model_construct(kind="call", name=name, arguments=args, result=result,
-                                                         error=error))
+            self._steps.append(TraceStep.of_call(name, args, result, error))
             self.user.observe_call(name, args, ok=not error, kind=self._kinds.get(name))
             if not error and name in self.terminal_tools:
                 self.done = True
@@ -400,7 +415,10 @@ class TraceEnv(gym.Env[str, str]):
         tool = self._tools.get(name)
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
-        problem = check_arguments(tool, args)
+        types = self._argument_types.get(name)
+        if types is None:
+            types = self._argument_types[name] = argument_types(tool)
+        problem = check_arguments(tool, args, types)
         if problem is None and tool.kind == "write":
             problem = refusal(self.SPEC, tool, args, self._known_ids())
         if problem is not None:

@@ -19,16 +19,18 @@ _UPPER, _LOWER, _DIGITS = string.ascii_uppercase, string.ascii_lowercase, string
 
 def like_id(example: str, rng: np.random.Generator) -> str:
     """A new identifier with the example's shape: letters stay letters (same case), digits stay digits."""
-    words = _has_digit(example) and ("_" in example or "-" in example)
+    has_digit = _has_digit(example)
+    # lower-case letters are drawn in a code (a1b2), kept in words (james_lee_123)
+    lower = has_digit and not ("_" in example or "-" in example)
     # One draw per character class for the whole id: a call to the generator per character dominated reset.
-    digits, letters = rng.integers(10, size=len(example)), rng.integers(26, size=len(example))
+    digits, letters = rng.integers(10, size=len(example)).tolist(), rng.integers(26, size=len(example)).tolist()
     out = []
     for i, ch in enumerate(example):
         if ch.isdigit():
             out.append(_DIGITS[digits[i]])
         elif ch.isupper():
             out.append(_UPPER[letters[i]])
-        elif ch.islower() and _has_digit(example) and not words:
+        elif lower and ch.islower():
             out.append(_LOWER[letters[i]])
         else:
             out.append(ch)

@@ -36,6 +36,7 @@ agreement, so waiting, nudging or not knowing never counts as a confirmation.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any, Literal
 
 from trace_envs.language.confirmations import asks_confirmation, confirmation_wording
@@ -61,6 +62,12 @@ GIVE_UP_REPLY = "Never mind, I'll try again later."
 MAX_NUDGES = 3
 
 Status = Literal["pending", "done", "declined", "refused"]
+
+
+@lru_cache(maxsize=1024)
+def _fact_regex(label: str, aliases: tuple[str, ...]) -> Any:
+    """The words that name the fact `label`, compiled once per label and aliases rather than on every reset."""
+    return phrases_regex(fact_phrasings(label, aliases))
 
 
 def _scalars(value: Any, depth: int = 0) -> Iterator[str]:
@@ -97,7 +104,7 @@ class ScriptedUser:
         self.requests = list(requests or [])
         self._status: list[Status] = ["pending"] * len(self.requests)
         self._answered: list[bool] = [False] * len(self.requests)  # an info request's read has been observed
-        self._fact_res = {label: phrases_regex(fact_phrasings(label, self.aliases.get(label, []))) for label in self.facts}
+        self._fact_res = {label: _fact_regex(label, tuple(self.aliases.get(label, ()))) for label in self.facts}
         self._action_res = [words_regex(r.action_words) for r in self.requests]
         self._nudges = 0
         self.actions = list(actions or [])

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from trace_envs.jsontext import dumps
 from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.runtime.records import example_for, fixed_positions, get_path, like_id, set_path, unique_ids
@@ -64,7 +65,7 @@ def _one_record(result: Any) -> dict[str, Any] | None:
 
 def _copy(record: dict[str, Any]) -> dict[str, Any]:
     # Records are parsed JSON: a JSON round trip copies them several times faster than copy.deepcopy.
-    return json.loads(json.dumps(record))
+    return json.loads(dumps(record))
 
 
 class RecordSource:
@@ -72,26 +73,10 @@ class RecordSource:
     the owner field, everything else as the real record had it."""
 
     def __init__(self, spec: CapabilitySpec, read: str | None, key: str, rng: np.random.Generator):
-        # Without a read (a booking addressed by the member id the user states), the record is the key alone.
-        tool = spec.tool(read) if read else None
-        self.lists = listing_of(spec, read, key)
-        if self.lists is not None and tool is not None:
-            # a read that lists the owner's records: the records are the list's items, the owner the read's argument
-            pool = _listed_pool(tool, self.lists)
-        else:
-            pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
-        if tool and not pool and _one_record(tool.result_example) is not None:
-            pool = [_one_record(tool.result_example)]
         self.spec, self.key, self.rng = spec, key, rng
-        self.pool = pool or [{}]
-        self.owner_field = owner_field(spec) if self.lists is None else None
-        owners = [v for r in self.pool for v in values_at(r, self.owner_field or "") if isinstance(v, str)]
-        if self.lists is not None and tool is not None:
-            owners = _listing_owners(tool, self.lists)
+        self.lists, self.pool, self.owner_field, owners, self.example, self.mask = _pool_of(spec, read, key)
         # the scenario's user is any of the real owners (a fresh id in its shape), not always the first one's twin
         self.owner = like_id(owners[int(rng.integers(len(owners)))], rng) if owners else None
-        keys = [r[key] for r in self.pool if isinstance(r.get(key), str)]
-        self.example, self.mask = key_example(spec, key), fixed_positions(keys)
         self.issued: set[str] = set()
 
     def fresh_id(self) -> str:
@@ -142,6 +127,39 @@ def listing_of(spec: CapabilitySpec, read: str | None, key: str | None) -> Liste
         return None
     lists = spec.tool(read).lists
     return lists if lists is not None and lists.id == key else None
+
+
+_POOLS: dict[tuple[int, str | None, str], tuple[CapabilitySpec, tuple]] = {}
+
+
+def _pool_of(spec: CapabilitySpec, read: str | None, key: str) -> tuple:
+    """What a `RecordSource` draws from, a function of the spec alone, read once per spec rather than on every reset:
+    the listing, the real records (never changed: a draw copies one), the owner field, the real owners, an example
+    key and the positions every real key shares."""
+    cached = _POOLS.get((id(spec), read, key))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    # Without a read (a booking addressed by the member id the user states), the record is the key alone.
+    tool = spec.tool(read) if read else None
+    lists = listing_of(spec, read, key)
+    if lists is not None and tool is not None:
+        # a read that lists the owner's records: the records are the list's items, the owner the read's argument
+        pool = _listed_pool(tool, lists)
+    else:
+        pool = [r for r in map(_one_record, tool.result_examples) if r is not None] if tool else []
+    if tool and not pool and _one_record(tool.result_example) is not None:
+        pool = [_one_record(tool.result_example)]
+    pool = pool or [{}]
+    field = owner_field(spec) if lists is None else None
+    owners = [v for r in pool for v in values_at(r, field or "") if isinstance(v, str)]
+    if lists is not None and tool is not None:
+        owners = _listing_owners(tool, lists)
+    keys = [r[key] for r in pool if isinstance(r.get(key), str)]
+    got = (lists, pool, field, owners, key_example(spec, key), fixed_positions(keys))
+    if len(_POOLS) >= 512:  # a process generating spec after spec keeps only the recent ones
+        _POOLS.clear()
+    _POOLS[(id(spec), read, key)] = (spec, got)
+    return got
 
 
 def _items(result: Any, path: str) -> list[dict[str, Any]]:
@@ -359,7 +377,7 @@ def read_record(state: dict[str, Any], key: str, args: dict[str, Any]) -> str:
     if record is None:
         raise ToolError(f"{key} {rid!r} not found")
     state["reads"].append(rid)
-    return json.dumps(record)
+    return dumps(record)
 
 
 def write_record(state: dict[str, Any], tool: str, key: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from trace_envs.spec.tool_names import TOOL_NAME_PATTERN
@@ -159,6 +158,8 @@ def load_rules(path: str | Path) -> PolicyRules:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesError(f"{p}: cannot read rules file: {getattr(exc, 'strerror', None) or exc}") from None
+    import yaml  # only a rules file in YAML needs it
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
