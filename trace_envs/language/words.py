@@ -40,6 +40,7 @@ Neither counts a word that only names the record (`RECORD_NOUNS`: "reservation",
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 
@@ -158,6 +159,16 @@ def tool_words(tool: str) -> list[str]:
     `updateReservationBaggages` alike; a noun-first name's verb is moved to the front (`vehicles.upgrade`,
     `leave_request_submit` -> submit, leave, request), so every reader finds the verb at the head; a dotted name's
     last part is its action (`exchange_rates.lookup` -> lookup, exchange, rates)."""
+    return list(_tool_words(tool))
+
+
+@lru_cache(maxsize=4096)
+def _tool_words(tool: str) -> tuple[str, ...]:
+    # read once per name: the miner and the scripted user ask for the same few names tens of thousands of times
+    return tuple(_read_tool_words(tool))
+
+
+def _read_tool_words(tool: str) -> list[str]:
     words = _split(tool)
     acts = dotted_action(tool)
     head = _split(tool.rpartition(".")[0])
@@ -206,6 +217,7 @@ def _synonyms(verb: str) -> Synonyms:
     return VERB_SYNONYMS.get(verb) or Synonyms((verb,))
 
 
+@lru_cache(maxsize=4096)
 def verb_synonyms(tool: str) -> tuple[str, ...]:
     """Words a user asking for `tool`'s action would likely use (its leading verb and a few synonyms)."""
     return _synonyms(tool_verb(tool)).words

@@ -134,6 +134,10 @@ def _first_scalar_mention(form: str | int | float | bool, window: tuple[str, ...
 
 
 def _words_to_state(form: Any, window: tuple[str, ...]) -> int:
+    # A form stated by some first words is stated by all of them (whole words stay whole as words are added), so the
+    # whole window answers first: most forms are in none of it, and those pay one search instead of one per prefix.
+    if not window or not text_mentions(form, " ".join(window)):
+        return 0
     return next((n for n in range(1, len(window) + 1) if text_mentions(form, " ".join(window[:n]))), 0)
 
 
