@@ -449,8 +449,9 @@ def names_another_id(text: str, ident: str) -> bool:
     "The status of order #W4919066 is pending." is about another order than #W4919065."""
     if not any(c.isdigit() for c in ident):
         return False
-    shape = _id_shape(ident)
-    return any(tok != ident and _id_shape(tok) == shape for tok in _ID_TOKENS.findall(text))
+    size, shape = _id_shape(ident)
+    # the length first: a message pasting whole records holds thousands of tokens, few of the id's length
+    return any(len(tok) == size and tok != ident and _id_shape(tok)[1] == shape for tok in _ID_TOKENS.findall(text))
 
 
 _ID_TOKENS = re.compile(r"[#\w][\w#-]*\w")

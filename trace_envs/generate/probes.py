@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -98,7 +99,12 @@ def _examples(schema: Any) -> list[Any]:
 def _shape(text: Any) -> tuple[int, str] | None:
     """An id's shape as an agent would judge it: its length and which kinds of characters it mixes ("XF9GAT" and
     "ZFA04Y" look alike; "omar_davis_3817" does not)."""
-    if not isinstance(text, str) or not any(c.isdigit() for c in text):
+    return _shape_of(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=65536)  # every probe of every seed reads the same few user turns' tokens again
+def _shape_of(text: str) -> tuple[int, str] | None:
+    if not any(c.isdigit() for c in text):
         return None
     kinds = "".join(sorted({"A" if c.isupper() else "a" if c.islower() else "9" if c.isdigit() else c for c in text}))
     return len(text), kinds

@@ -107,7 +107,7 @@ _DO_THAT = re.compile(r"\bwould you like me to do (that|this|so)\b")
 def asks_to_confirm(text: str | None, ask: Pattern, words: list[str], details: list[Any]) -> bool:
     """Whether an agent message asks to confirm the action named by `words` with `details` (see the module doc),
     `ask` being the compiled ask pattern; an empty `words` or `details` list asks for nothing more than the question."""
-    if not text or ("?" not in text and _STANDS_FOR_QUESTION.search(text) is None):
+    if not text or not _is_question(text):
         return False
     named = words_regex(tuple(words)) if words else None
     cut = sentences(text)
@@ -143,7 +143,14 @@ def _asks_in(cut: list[str], i: int, ask: Pattern, named: re.Pattern[str] | None
 
 
 def _is_question(sentence: str) -> bool:
-    return "?" in sentence or _STANDS_FOR_QUESTION.search(sentence) is not None
+    if "?" in sentence:
+        return True
+    # Every `_STANDS_FOR_QUESTION` alternative holds one of these words: a message pasting whole records holds none,
+    # and the pattern's search over it cost milliseconds.
+    low = sentence.lower()
+    if "yes" not in low and "confirm" not in low and "let me know" not in low:
+        return False
+    return _STANDS_FOR_QUESTION.search(sentence) is not None
 
 
 def _around(cut: list[str], i: int) -> list[str]:
