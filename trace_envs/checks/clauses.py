@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
@@ -444,6 +445,7 @@ def _id_shape(token: str) -> tuple[int, str]:
                                        for c in token}))
 
 
+@lru_cache(maxsize=1024)  # a per-turn reward reads every message again at each step; probes replay them per seed
 def names_another_id(text: str, ident: str) -> bool:
     """Whether `text` names an id shaped like `ident` (same length, same kinds of characters) that is not `ident`:
     "The status of order #W4919066 is pending." is about another order than #W4919065."""

@@ -63,7 +63,7 @@ def _one_record(result: Any) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-def _copy(record: dict[str, Any]) -> dict[str, Any]:
+def copy_record(record: dict[str, Any]) -> dict[str, Any]:
     # Records are parsed JSON: a JSON round trip copies them several times faster than copy.deepcopy.
     return json.loads(dumps(record))
 
@@ -92,9 +92,11 @@ class RecordSource:
              prepare: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any] | None:
         """A record that `accept`s (tried over the pool in a random order), or None when no real record does.
 
-        `prepare(record)` may return variants of a record (e.g. with the checked field set to each value) to try."""
+        `prepare(record)` may return variants of a record (e.g. with the checked field set to each value) to try,
+        copies that leave `record` as it was."""
         for i in self.rng.permutation(len(self.pool)):
-            base = _copy(self.pool[int(i)])
+            # `prepare` returns copies (it must: the pool is the spec's own records); a plain draw copies here
+            base = self.pool[int(i)] if prepare else copy_record(self.pool[int(i)])
             for record in (prepare(base) if prepare else [base]):
                 # A real record keeps the invariants learned from it; a prepared variant must be checked.
                 if prepare is not None and violations(record, self.spec.invariants, self.spec.rules.now):
@@ -200,12 +202,12 @@ def list_records(tool: ToolSpec, lists: ListedRecords, state: dict[str, Any], ar
     value = args.get(lists.by)
     if owner is None or value != owner:
         raise ToolError(f"{lists.by} {value!r} not found")
-    records = [_copy(r) for r in state["records"].values()]
+    records = [copy_record(r) for r in state["records"].values()]
     state["reads"].extend(rid for rid in state["records"])
     example = next((r for r in [*tool.result_examples, tool.result_example] if _items(r, lists.path)), None)
     if not lists.path or not isinstance(example, dict):
         return records
-    reply = _copy(example)
+    reply = copy_record(example)
     if lists.by in reply:
         reply[lists.by] = owner
     set_path(reply, lists.path, records)
@@ -309,7 +311,7 @@ def gated_record(source: RecordSource, tool: str, gate: Gate, want: Decision, fl
     def variants(record: dict[str, Any]) -> list[dict[str, Any]]:
         out = []
         for i in source.rng.permutation(len(mine)):
-            r = _copy(record)
+            r = copy_record(record)
             set_path(r, gate.field, mine[int(i)])
             out.append(r)
         return out
@@ -318,7 +320,7 @@ def gated_record(source: RecordSource, tool: str, gate: Gate, want: Decision, fl
         if decide(spec, tool, record, gate, facts) != want:
             return False
         for value in other:
-            flipped = _copy(record)
+            flipped = copy_record(record)
             set_path(flipped, gate.field, value)
             if decide(spec, tool, flipped, gate, facts) == flip and not violations(flipped, spec.invariants, spec.rules.now):
                 chosen["value"] = get_path(record, gate.field)[1]

@@ -89,8 +89,11 @@ def field_labels(text: str) -> dict[str, str]:
 def styled(value: Any, printed: str) -> str:
     """`value` ("on" / "off" or another) in the style `printed` shows ("Yes", "ON", "enabled")."""
     v = str(value)
-    if v not in ("on", "off"):
-        return v
+    return _styled(v, printed) if v in ("on", "off") else v
+
+
+@lru_cache(maxsize=1024)  # every device read of every step restyles the same few printed values
+def _styled(v: str, printed: str) -> str:
     low = printed.lower()
     pair = next((p for p in (("yes", "no"), ("on", "off"), ("enabled", "disabled"), ("true", "false"))
                  if low in p), ("on", "off"))

@@ -74,6 +74,7 @@ from trace_envs.runtime.world import (
     RecordSource,
     ScenarioError,
     call,
+    copy_record,
     new_state,
     read_record,
 )
@@ -228,7 +229,7 @@ class UserActionEnv(RecordEnv):
             return _said(setting, value) if self.device else {"status": "done", setting.field: value}
         if name == roles["read"] and self.device:
             record = state["records"][state["user_record"]]
-            state.setdefault("seen", {})[state["user_record"]] = copy.deepcopy(record)  # what the user last read out
+            state.setdefault("seen", {})[state["user_record"]] = copy_record(record)  # what the user last read out
             return render_device_text(state["device_text"], record)
         if name == roles["read"]:
             text = read_record(state, roles["key"], args)
