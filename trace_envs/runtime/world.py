@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -219,6 +220,7 @@ Verdict = Decision | Literal["undecided"]
 _WINDOW = re.compile(r"\bwithin (\d{1,4}) (hours?|days?)\b", re.I)
 
 
+@lru_cache(maxsize=256)  # asked of every record a scenario tries, always of the same policy
 def policy_window(policy: str) -> timedelta:
     """The longest time window the policy text states ("within 24 hours of booking"), zero when it states none."""
     spans = [timedelta(hours=int(n)) if unit.lower().startswith("hour") else timedelta(days=int(n))

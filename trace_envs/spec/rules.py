@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,6 +78,7 @@ class Condition(BaseModel):
         return got < limit if self.op == "before" else got > limit
 
 
+@lru_cache(maxsize=1024)  # a scenario's draw tests every record against the same few limits
 def resolve_time(expr: str, now: str | None) -> str | None:
     """`now`, `now-24h`, `now+7d` against the current time; ISO dates as they are."""
     m = _TIME.match(expr)

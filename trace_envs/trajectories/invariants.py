@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,20 +93,28 @@ def _number(value: Any) -> float | None:
 def leaf_paths(record: Any, prefix: str = "", depth: int = 0) -> dict[str, list[Any]]:
     """Path patterns (`*` for list items) to the scalar values found there."""
     out: dict[str, list[Any]] = defaultdict(list)
-    if depth > 5:
-        return out
-    if isinstance(record, dict):
-        for k, v in record.items():
-            if isinstance(k, str) and k.replace("_", "").replace(" ", "").isalnum():
-                for p, vals in leaf_paths(v, f"{prefix}{k}.", depth + 1).items():
-                    out[p].extend(vals)
-    elif isinstance(record, list):
-        for item in record[:50]:
-            for p, vals in leaf_paths(item, f"{prefix}*.", depth + 1).items():
-                out[p].extend(vals)
-    elif prefix and record is not None and not isinstance(record, bool):
-        out[prefix[:-1]].append(record)
+    _walk_leaves(record, prefix, depth, out)
     return out
+
+
+def _walk_leaves(node: Any, prefix: str, depth: int, out: dict[str, list[Any]]) -> None:
+    # one dict for the whole walk: merging each level's paths into its parent's was most of a scenario's build
+    if depth > 5:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(k, str) and _plain_key(k):
+                _walk_leaves(v, f"{prefix}{k}.", depth + 1, out)
+    elif isinstance(node, list):
+        for item in node[:50]:
+            _walk_leaves(item, f"{prefix}*.", depth + 1, out)
+    elif prefix and node is not None and not isinstance(node, bool):
+        out[prefix[:-1]].append(node)
+
+
+@lru_cache(maxsize=4096)
+def _plain_key(key: str) -> bool:
+    return key.replace("_", "").replace(" ", "").isalnum()
 
 
 def violations(record: Any, invariants: Iterable[Invariant], now: str | None = None) -> list[str]:
