@@ -40,6 +40,15 @@ NUMBER_TOLERANCE = 0.005
 
 def text_mentions(value: Any, text: str) -> bool:
     """Whether `text` states `value` in one of its natural forms (see the module docstring)."""
+    if isinstance(value, (str, int, float)) and isinstance(text, str):
+        return _mentions_scalar(value, text)
+    return bool(mention_spans(value, text))
+
+
+# A reward audits every message against every value the tool results showed, and validation replays the same seed's
+# messages in every probe and mutant; typed, as True, 1 and 1.0 are stated differently.
+@lru_cache(maxsize=16384, typed=True)
+def _mentions_scalar(value: str | int | float, text: str) -> bool:
     return bool(mention_spans(value, text))
 
 
