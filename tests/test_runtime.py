@@ -165,3 +165,54 @@ def test_deeply_nested_arguments_are_an_error_on_every_path():
     obs, *_ = env.step(json.dumps({"name": "get_reservation_details", "arguments": {"reservation_id": deep}}))
     assert "nested more than" in json.loads(obs)["error"]
     assert env.unwrapped.score().score == 0.0
+
+
+@pytest.mark.parametrize("value", [
+    {"reservation_id": "ABC123", "total": 12.5, "ok": True, "none": None, "nested": [{"a": [1, 2.0, "x"]}]},
+    ["café", "日本", "\u2028", "tab\there", 'quote"s'],
+    {"nan": float("nan"), "inf": float("inf"), "big": 10**30, "neg": -0.0},
+    "just a string", 3, None, [],
+])
+def test_the_fast_encoder_writes_what_json_dumps_writes(value):
+    from trace_envs.jsontext import dumps
+
+    assert dumps(value) == json.dumps(value)
+
+
+def test_the_fast_encoder_refuses_what_json_refuses():
+    from trace_envs.jsontext import dumps
+
+    with pytest.raises(TypeError):
+        dumps({"a": {1, 2}})
+    cyclic: list = []
+    cyclic.append(cyclic)
+    with pytest.raises((ValueError, RecursionError)):
+        dumps(cyclic)
+
+
+def test_a_call_step_built_fast_is_the_validated_step():
+    import pickle
+
+    from trace_envs.checks.trace import TraceStep
+
+    args, result = {"order_id": "#W1"}, {"status": "pending"}
+    fast = TraceStep.of_call("get_order_details", args, result, False)
+    slow = TraceStep(kind="call", name="get_order_details", arguments=args, result=result, error=False)
+    assert fast == slow and repr(fast) == repr(slow)
+    assert fast.model_dump() == slow.model_dump() and fast.model_fields_set == slow.model_fields_set
+    assert pickle.loads(pickle.dumps(fast)) == slow and fast.model_copy(update={"error": True}).error is True
+
+
+@pytest.mark.parametrize("schema, value, ok", [
+    ({"type": "integer"}, 3, True), ({"type": "integer"}, True, False), ({"type": "number"}, False, False),
+    ({"type": ["boolean", "integer"]}, True, True), ({"type": "boolean"}, 1, False), ({"type": "string"}, "x", True),
+    ({"type": ["string", "null"]}, None, True), ({"type": "array"}, {}, False), ({}, object(), True),
+    ({"type": "a-type-no-schema-has"}, True, True),
+])
+def test_argument_types_as_json_schema_reads_them(schema, value, ok):
+    from trace_envs.runtime import check_arguments
+    from trace_envs.spec.model import ToolSpec
+
+    tool = ToolSpec(name="set_x", description="Set x.", kind="write",
+                    parameters={"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    assert (check_arguments(tool, {"x": value}) is None) is ok
