@@ -253,8 +253,9 @@ class TraceEnv(gym.Env[str, str]):
             self.np_random.bit_generator.state = rng_state
             return
         self.scenario = self.build_scenario(self.np_random)
-        self._world_ids = frozenset(self._ids_of_world())
-        self.scenario.bindings.setdefault("writes", self._expected_writes())
+        oracle_calls = [c for action in self.scenario.oracle for c in parse_action(action).calls]
+        self._world_ids = frozenset(self._ids_of_world(oracle_calls))
+        self.scenario.bindings.setdefault("writes", self._expected_writes(oracle_calls))
         if seed is None or len(cache) >= SCENARIO_CACHE:
             return
         try:
@@ -428,25 +429,19 @@ class TraceEnv(gym.Env[str, str]):
         except ToolError as exc:
             return {"error": str(exc)}, True
 
-    def _ids_of_world(self) -> set[str]:
+    def _ids_of_world(self, oracle_calls: list[Any]) -> set[str]:
         """The ids the scenario's world holds: its records', and those the user's own request supplies (what the
         oracle passes: a card on the user's profile the env keeps no record of)."""
         assert self.scenario is not None
         ids = string_leaves(self.scenario.state)
-        for action in self.scenario.oracle:
-            for c in parse_action(action).calls:
-                ids |= string_leaves(c.arguments)
+        for c in oracle_calls:
+            ids |= string_leaves(c.arguments)
         return ids
 
-    def _expected_writes(self) -> list[dict[str, Any]]:
+    def _expected_writes(self, oracle_calls: list[Any]) -> list[dict[str, Any]]:
         """The writes a correct agent makes in this scenario, as the oracle makes them: what `ArgumentsBound` binds."""
-        assert self.scenario is not None
-        out = []
-        for action in self.scenario.oracle:
-            for c in parse_action(action).calls:
-                if self._kinds.get(c.name) == "write" and c.name in self._tools:
-                    out.append({"tool": c.name, "args": dict(c.arguments)})
-        return out
+        return [{"tool": c.name, "args": dict(c.arguments)} for c in oracle_calls
+                if self._kinds.get(c.name) == "write" and c.name in self._tools]
 
     def _known_ids(self) -> set[str]:
         """The world's ids and every id a successful call showed so far (a backend knows what it issued)."""

@@ -100,7 +100,7 @@ class RecordSource:
             base = self.pool[int(i)] if prepare else copy_record(self.pool[int(i)])
             for record in (prepare(base) if prepare else [base]):
                 # A real record keeps the invariants learned from it; a prepared variant must be checked.
-                if prepare is not None and violations(record, self.spec.invariants, self.spec.rules.now):
+                if prepare is not None and breaks_invariants(self.spec, record):
                     continue
                 if accept is None or accept(record):
                     record[self.key] = self.fresh_id()
@@ -291,6 +291,61 @@ def decide(spec: CapabilitySpec, tool: str, record: dict[str, Any], gate: Gate |
     gate's field alone (allowed values allow; others block). When the rules for `tool` say nothing about dates, a
     record that a date rule of the policy text could still decide (a flown segment, a booking within the cancellation
     window) is `undecided`, and no scenario uses it: the checked condition alone must decide."""
+    # Every reset tries the same few real records (before their fresh ids are set) with the same values: the verdict
+    # is kept per spec, keyed by the record's text and the facts the tool's rule reads, if it reads any.
+    labels = _memo(spec, ("labels", tool), lambda: _fact_labels(spec, tool))
+    known = {**spec.rules.user_facts, **(facts or {})} if labels else {}
+    read = tuple((label, known.get(label)) for label in labels)
+    return _memo(spec, ("decide", tool, gate, read, record), lambda: _decide(spec, tool, record, gate, facts))
+
+
+def breaks_invariants(spec: CapabilitySpec, record: dict[str, Any]) -> bool:
+    """Whether a record a scenario prepared breaks an invariant learned from the real ones (kept per record text)."""
+    return _memo(spec, ("invariants", record), lambda: bool(violations(record, spec.invariants, spec.rules.now)))
+
+
+_MEMOS: dict[int, tuple[CapabilitySpec, dict[tuple, Any]]] = {}
+
+
+def _memo(spec: CapabilitySpec, key: tuple, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept per spec under `key`, whose dict and list parts are keyed by their JSON text; computed afresh
+    when a part holds what neither JSON nor a hash can key."""
+    try:
+        key = tuple(dumps(k) if isinstance(k, (dict, list)) else k for k in key)
+        hash(key)
+    except (TypeError, ValueError, RecursionError):
+        return compute()
+    memo = _MEMOS.get(id(spec))
+    if memo is None or memo[0] is not spec:
+        if len(_MEMOS) >= 64:  # a process generating spec after spec keeps the recent ones
+            _MEMOS.clear()
+        memo = _MEMOS[id(spec)] = (spec, {})
+    kept = memo[1]
+    if key not in kept:
+        if len(kept) >= 8192:
+            kept.clear()
+        kept[key] = compute()
+    return kept[key]
+
+
+def _fact_labels(spec: CapabilitySpec, tool: str) -> tuple[str, ...]:
+    """The facts `tool`'s rule reads (its `fact:` conditions, at any depth)."""
+    rule = spec.rules.rule(tool)
+    labels: set[str] = set()
+
+    def collect(conditions) -> None:
+        for c in conditions:
+            if c.path.startswith("fact:"):
+                labels.add(c.path[5:])
+            collect(c.also)
+
+    for conditions in ((rule.requires, rule.allows, rule.handoff) if rule else ()):
+        collect(conditions)
+    return tuple(sorted(labels))
+
+
+def _decide(spec: CapabilitySpec, tool: str, record: dict[str, Any], gate: Gate | None,
+            facts: dict[str, str] | None) -> Verdict:
     if not _rule_has_dates(spec, tool) and not time_neutral(spec, record, gate.field if gate else None):
         return "undecided"
     if spec.rules.rule(tool) is not None:
@@ -324,7 +379,7 @@ def gated_record(source: RecordSource, tool: str, gate: Gate, want: Decision, fl
         for value in other:
             flipped = copy_record(record)
             set_path(flipped, gate.field, value)
-            if decide(spec, tool, flipped, gate, facts) == flip and not violations(flipped, spec.invariants, spec.rules.now):
+            if decide(spec, tool, flipped, gate, facts) == flip and not breaks_invariants(spec, flipped):
                 chosen["value"] = get_path(record, gate.field)[1]
                 return True
         return False
