@@ -24,7 +24,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-
 from trace_envs.checks.clauses import ArgumentsBound, CallRef, Check, Confirmation
 from trace_envs.language.errors import (
     PLACEHOLDER_VALUES,

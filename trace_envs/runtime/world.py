@@ -16,8 +16,8 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -132,16 +132,14 @@ def listing_of(spec: CapabilitySpec, read: str | None, key: str | None) -> Liste
     return lists if lists is not None and lists.id == key else None
 
 
-_POOLS: dict[tuple[int, str | None, str], tuple[CapabilitySpec, tuple]] = {}
-
-
 def _pool_of(spec: CapabilitySpec, read: str | None, key: str) -> tuple:
     """What a `RecordSource` draws from, a function of the spec alone, read once per spec rather than on every reset:
     the listing, the real records (never changed: a draw copies one), the owner field, the real owners, an example
     key and the positions every real key shares."""
-    cached = _POOLS.get((id(spec), read, key))
-    if cached is not None and cached[0] is spec:
-        return cached[1]
+    return _memo(spec, ("pool", read, key), lambda: _read_pool(spec, read, key))
+
+
+def _read_pool(spec: CapabilitySpec, read: str | None, key: str) -> tuple:
     # Without a read (a booking addressed by the member id the user states), the record is the key alone.
     tool = spec.tool(read) if read else None
     lists = listing_of(spec, read, key)
@@ -158,11 +156,7 @@ def _pool_of(spec: CapabilitySpec, read: str | None, key: str) -> tuple:
     if lists is not None and tool is not None:
         owners = _listing_owners(tool, lists)
     keys = [r[key] for r in pool if isinstance(r.get(key), str)]
-    got = (lists, pool, field, owners, key_example(spec, key), fixed_positions(keys))
-    if len(_POOLS) >= 512:  # a process generating spec after spec keeps only the recent ones
-        _POOLS.clear()
-    _POOLS[(id(spec), read, key)] = (spec, got)
-    return got
+    return lists, pool, field, owners, key_example(spec, key), fixed_positions(keys)
 
 
 def _items(result: Any, path: str) -> list[dict[str, Any]]:
@@ -309,7 +303,8 @@ _MEMOS: dict[int, tuple[CapabilitySpec, dict[tuple, Any]]] = {}
 
 def _memo(spec: CapabilitySpec, key: tuple, compute: Callable[[], Any]) -> Any:
     """`compute()`, kept per spec under `key`, whose dict and list parts are keyed by their JSON text; computed afresh
-    when a part holds what neither JSON nor a hash can key."""
+    when a part holds what neither JSON nor a hash can key. Every per-spec result of this module (a record source's
+    pool, a verdict, an invariant check) is kept here."""
     try:
         key = tuple(dumps(k) if isinstance(k, (dict, list)) else k for k in key)
         hash(key)
