@@ -6,9 +6,10 @@ lane comes from LANES below and from nowhere else: the lane of the first pattern
 quick when none does.
 
 LANES also orders the run. Its entries go from the costliest file down, and files start in that order (a file's rank
-is its best-ranked test's; files no entry names come last, in their own order): with one file per worker at a time
-(`--dist loadfile --no-loadscope-reorder`), the longest files start first and the short ones fill in at the end, so
-both workers finish together, and each file's module fixtures are built once.
+is its best-ranked test's; files no entry names come last, in their own order): where a worker takes a file at a time
+(`make quick`: `--dist loadfile --no-loadscope-reorder`), the longest files start first and the short ones fill in at
+the end, so both workers finish together, and each file's module fixtures are built once. `make test` spreads single
+tests (`--dist worksteal`). In the quick lane a file whose every test is slow is not imported at all.
 
 Shared fixtures. What several files need and costs seconds (a 2,000-run planted mining, the validation report of an
 example env, the envs mined from a planted domain) is built once per run for all the workers (see _shared.py).
@@ -34,11 +35,12 @@ LANES: dict[str, str] = {
     "test_mined_specs_generate.py::*": SLOW,  # every data set mined and each of its envs validated
     "test_hostile_inputs.py::test_megabyte_arguments_*": SLOW,  # `mine` and `generate` on a 1 MB argument
     "test_hostile_inputs.py::test_generate_never_replaces_*": SLOW,  # the CLI six times on mined tau2
+    "test_hostile_inputs.py::test_an_unusable_output_folder_*": SLOW,  # the CLI ten times, each on a bad folder
     "test_benchmarks.py::test_benchmark_runs_at_smoke_size*": SLOW,  # every benchmark, a few samples each
     "test_planted.py::test_recovery_over_seeds_mean": SLOW,  # six 2,000-run minings
     "test_planted.py::test_miner_recovers_planted_deficits*": SLOW,  # five more
     "test_crash_safety_mine_train.py::*": SLOW,  # `mine` and a tiny GRPO run killed at random moments
-    "test_distributed.py::test_torchrun_*": SLOW,  # two ranks training one model
+    "test_distributed.py::*": SLOW,  # two ranks training one model; the entry points with the training stack
     "test_served_llm.py::*": SLOW,  # `transformers serve` with SmolLM2
     "test_family_contract.py::test_report_is_clean*": SLOW,  # the full validation of every example env
     "test_external_domains.py::*": SLOW,  # both external domains mined four times
@@ -53,6 +55,7 @@ LANES: dict[str, str] = {
     "test_mining.py::test_tau_bench_airline": SLOW,
     "test_mining.py::test_tau2_airline_together": SLOW,
     "test_docs_snippets.py::test_snippet_runs[[]docs/serving.md*": SLOW,  # a `trace-envs serve` and its client
+    "test_docs_snippets.py::test_snippet_runs[[]*:trains[]]": SLOW,  # a block that trains (the README's GRPO one)
     "test_randomizer.py::test_the_random_mining_benchmark_*": SLOW,  # two randomized domains mined
     "test_data_trust.py::test_inspect_diagnose_and_mine_print_*": SLOW,  # three CLI runs on real files
     "test_mining.py::test_domain_option_*": SLOW,
@@ -60,8 +63,10 @@ LANES: dict[str, str] = {
     "test_mining.py::test_streaming_mine_matches_list": SLOW,  # 600-run minings, twice each
     "test_mining.py::test_thresholds_are_options": SLOW,
     "test_property_*.py::*": SLOW,  # hypothesis, hundreds of examples each
-    "test_train.py::test_grpo_*": SLOW,  # GRPO and SFT on the tiny model
-    "test_train.py::test_sft_warm_start_*": SLOW,
+    "test_train.py::*": SLOW,  # GRPO and SFT on the tiny model; the training stack's import alone costs seconds
+    "test_trl_bridge.py::*": SLOW,
+    "test_model_names.py::*": SLOW,
+    "test_eval.py::*": SLOW,  # evaluation with model-backed policies (the tiny model, OpenAI-compatible servers)
     "test_examples.py::test_custom_reinforce_loop_*": SLOW,  # the REINFORCE example, a model in a subprocess
     "test_construct_validity.py::*": SLOW,  # every planted agent in every env mined from each planted domain
     "test_policy_literal_agent.py::*": SLOW,  # three real minings, every env on every seed
@@ -73,27 +78,30 @@ LANES: dict[str, str] = {
     "test_per_turn.py::test_a_thousand_episodes_*": SLOW,  # 1,000 episodes, each replayed in terminal mode
     "test_per_turn.py::test_serv*": SLOW,  # `trace-envs serve --reward-mode per_turn`; the serving imports alone
     "test_per_turn.py::test_content_free_probes_*": SLOW,  # every content-free probe on every committed env
-    "test_family_conditional_request.py::test_helpdesk_mining_*": SLOW,
+    "test_family_conditional_request.py::test_helpdesk_*": SLOW,  # the planted help desk mined
+    "test_family_user_action.py::test_one_user_side_fix_is_recovered_*": SLOW,  # planted domains mined
+    "test_family_user_action.py::test_mining_the_real_telecom_run_*": SLOW,  # a real data set mined, envs published
+    "test_validation_memo.py::test_a_stored_report_is_the_fresh_one_*": SLOW,  # a spec validated four times
+    "test_examples.py::test_custom_loop_*": SLOW,  # a model trained by the example loop
     # what reads an example env's validation report (`validated_example`) or validates a mined spec; the quick lane
     # plays the same envs with the oracle, the mutants and lazy agents
     "test_family_conditional_request.py::test_lazy_strategies_earn_less": SLOW,
     "test_llm_faults.py::*": SLOW,  # retries that wait out real back-off
     "test_mining_llm.py::test_llm_mining_end_to_end_*": SLOW,  # mining through fake SDK servers
+    "test_mining_llm.py::test_bounded_retries_*": SLOW,  # retries that wait out real back-off
     "test_family_error_recovery.py::test_oracle_one_and_lazy_recoveries_nothing_on_every_seed": SLOW,
     "test_family_error_recovery.py::test_under_other_names_*": SLOW,  # mining real runs renamed
     "test_family_error_recovery.py::test_stranger_recoveries_*": SLOW,  # three randomized domains mined
+    "test_family_error_recovery.py::test_a_fix_addressed_by_the_records_holder_*": SLOW,  # a randomized domain mined
     "test_family_answer_from_records.py::test_a_listing_read_is_asked_*": SLOW,  # a randomized domain mined
     "test_family_handoff_to_human.py::test_a_stranger_domains_*": SLOW,  # a randomized domain mined
     "test_family_claim_verification.py::test_a_claim_users_word_*": SLOW,  # a randomized domain mined
+    "test_family_claim_verification.py::test_a_randomized_claim_env_publishes_*": SLOW,  # mined and published
     "test_family_confirmation_before_write.py::test_a_stranger_domains_*": SLOW,  # randomized domains mined
     "test_family_precondition_before_write.py::test_a_stranger_domains_*": SLOW,  # randomized domains mined
     "test_family_conditional_request.py::test_a_stranger_domains_*": SLOW,  # a randomized domain mined
-    "test_eval.py::test_hf_tiny_policy_*": SLOW,
     "test_family_multi_request_completion.py::test_other_request_counts*": SLOW,
-    "test_routing.py::test_lexical_router_*": SLOW,  # routers over the 2,000-run planted mining
-    "test_routing.py::test_model_router_*": SLOW,
-    "test_routing.py::test_route_cli_*": SLOW,
-    "test_routing.py::test_none_class_*": SLOW,
+    "test_routing.py::*": SLOW,  # routers over the 2,000-run planted mining; the model routers need the torch stack
     "test_toolsandbox_planted.py::test_kept_capability_generates_*": SLOW,
     "test_load.py::test_async_vector_env_under_random_load": SLOW,  # 5,000 steps over 8 processes
     "test_profile.py::test_a_mined_tau_bench_env_shows_*": SLOW,  # mines and publishes
@@ -113,6 +121,14 @@ def lane_of(nodeid: str) -> tuple[int, str]:
         if fnmatch.fnmatchcase(relative, pattern):
             return rank, lane
     return len(LANES), QUICK
+
+
+def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
+    """In the quick lane, a file whose every test is slow (its `file::*` entry) is not even imported: importing the
+    training, serving and SDK stacks those files need cost each worker seconds before its first quick test."""
+    if config.option.markexpr.replace(" ", "") != f"not{SLOW}" or collection_path.suffix != ".py":
+        return None
+    return True if lane_of(f"tests/{collection_path.name}::*")[1] == SLOW else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the markers set here

@@ -35,7 +35,9 @@ class Snippet:
 
     @property
     def id(self) -> str:
-        return f"{self.page}:{self.line}"
+        """page:line, and `:trains` for a block that trains a model (its lane is the slow one, see conftest.py)."""
+        trains = "from trl" in self.code or "adapters_train" in self.code
+        return f"{self.page}:{self.line}{':trains' if trains else ''}"
 
 
 def _snippets(path: Path) -> list[Snippet]:

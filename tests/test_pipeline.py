@@ -1,5 +1,6 @@
 """`trace-envs run` end to end on the planted data with the tiny model: every stage runs, the final table comes out,
-a rerun skips every stage, and an adapter trained before an interruption is kept."""
+a rerun skips every stage, an adapter trained before an interruption is kept, and a capability the mining did not keep
+fails in one line."""
 
 from __future__ import annotations
 
@@ -46,6 +47,17 @@ def test_run_end_to_end_then_resume(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "1 kept from an interrupted run" in resumed.stdout
     assert (adapter / "adapter_model.safetensors").stat().st_mtime == mtime
+
+    # A capability the mining did not keep: one error line naming it and the mined ones, before anything is generated.
+    envs_before = sorted(p.name for p in (out / "envs").iterdir())
+    unmined = [CLI, "run", "--out", str(out), "--model", "tiny", "--capability", "confirm_before_cancel_order",
+               "--capability", "no_such_capability"]
+    done = subprocess.run(unmined, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    line = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert line and re.search(r"no_such_capability not among the \d+ mined in", line[0]), done.stderr[-2000:]
+    assert "confirm_before_cancel_order" in line[0] and "Traceback" not in done.stderr
+    assert sorted(p.name for p in (out / "envs").iterdir()) == envs_before  # refused before generating anything
 
 
 TAU_BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
@@ -97,17 +109,6 @@ def test_cpu_sizing_changes_only_what_the_user_left_unset():
         if key != "train.steps":
             assert option_value(sized, key) == value and key in changed
     assert RunConfig().train.num_generations != CPU.values["train"]["num_generations"]  # the sizing is not a no-op
-
-
-def test_run_with_an_unmined_capability_fails_in_one_line(tmp_path):
-    args = [CLI, "run", "--out", str(tmp_path / "run"), "--model", "tiny", "--capability", "confirm_before_cancel_order",
-            "--capability", "no_such_capability"]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
-    line = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
-    assert line and re.search(r"no_such_capability not among the \d+ mined in", line[0]), done.stderr[-2000:]
-    assert "confirm_before_cancel_order" in line[0] and "Traceback" not in done.stderr
-    assert not (tmp_path / "run" / "envs").exists()  # refused before generating anything
 
 
 def test_the_route_stage_names_the_routing_method_on_each_adapter_card(tmp_path):
