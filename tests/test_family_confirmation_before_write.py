@@ -85,6 +85,36 @@ def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_i
     assert "no_confirmation_before_issue" in score["found"] and score["false_findings"] == []
 
 
+def test_a_question_the_user_said_no_to_is_the_capability_at_work():
+    """A run that made no write because the user said no to the agent's question about it is PRESENT (before: NA, and
+    where an unconfirmed write the user agreed to passes anyway, as on randomizer seeds 36, 53 and 61, the few runs
+    that wrote after a question could not carry the contrast). A run that neither wrote nor asked says nothing."""
+    from trace_envs.checks.run_view import RunView
+    from trace_envs.families.confirmation_before_write.detector import ConfirmationBeforeWriteDetector, _confirmed
+    from trace_envs.trajectories.models import Run
+
+    def labelled(*turns: tuple[str, str], rivals: list[list[str]] = ()) -> str:
+        run = Run(run_id="r/0/0", source="test", task_id="0", messages=[{"role": r, "content": t} for r, t in turns],
+                  reward=1.0, success=True, tool_calls=[])
+        view = RunView(run, {"suspend_supply": "write"})
+        args = {"tool": "suspend_supply", "rivals": list(rivals)}
+        return ConfirmationBeforeWriteDetector().label(view, _confirmed("suspend_supply"), args)
+
+    asked = ("assistant", "Here is what I'll do: suspend the supply at SP81 from 2025-05-01. Shall I proceed?")
+    assert labelled(("user", "Please pause the supply at SP81."), asked, ("user", "No, that's okay.")) == "PRESENT"
+    assert labelled(("user", "Please pause the supply at SP81."), asked, ("user", "Actually, not yet.")) == "PRESENT"
+    assert labelled(("user", "Please pause the supply at SP81."), ("assistant", "Anything else?"),
+                    ("user", "No, that's all.")) == "NA"
+    assert labelled(("user", "Please pause the supply at SP81."), asked, ("user", "Yes please.")) == "NA"
+    # a question naming another write's words more than this one's is about that write (randomizer seed 50: "take
+    # enrollment EN1 pass/fail?" declined is no confirmation of `course_sections.enroll`)
+    other = ("assistant", "Here is what I'll do: move the suspended supply at SP81 to tariff flex. Shall I proceed?")
+    assert labelled(("user", "Move SP81 to flex."), other, ("user", "No, that's okay."),
+                    rivals=[["move", "tariff", "flex"]]) == "NA"
+    assert labelled(("user", "Please pause the supply at SP81."), asked, ("user", "No, that's okay."),
+                    rivals=[["move", "tariff", "flex"]]) == "PRESENT"
+
+
 def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
     """What users say before the runs that make a write and seldom before the others (seed 22's clinic)."""
     from trace_envs.trajectories.models import Run, ToolCall

@@ -83,6 +83,18 @@ def test_one_cut_two_views() -> None:
     assert plain_sentences("Pick one:\na. the aisle seat\nb) the window") == ["pick one:", "the aisle seat", "the window"]
 
 
+def test_a_title_before_a_name_ends_no_sentence() -> None:
+    """A confirmation naming "clinician: Dr. Castillo" keeps its action beside its question (randomizer seed 62: every
+    careful agent's question was cut after "Dr." and read as naming nothing)."""
+    text = ("Here is what I'll do: see a different doctor for appointment APT1 (clinician: Dr. Castillo). Could you "
+            "please confirm if you'd like to proceed?")
+    assert sentences(text) == ["Here is what I'll do: see a different doctor for appointment APT1 (clinician: Dr. "
+                               "Castillo).", "Could you please confirm if you'd like to proceed?"]
+    assert plain_sentences("Ask Mrs. Lee. Ms. Ito too. Prof. Ng is out.") == ["ask mrs. lee.", "ms. ito too.",
+                                                                              "prof. ng is out."]
+    assert sentences("I saw the doctor. Yes.") == ["I saw the doctor.", "Yes."]  # a word ending in "dr" is no title
+
+
 @pytest.mark.parametrize("phrase", ["Shall I go on", "Is that correct", "Should I", "Do you want me to", "OK to",
                                     "Are you sure", "would you like me to", "Please confirm", "proceed"])
 def test_the_default_ask_words_are_confirmation_wording_to_the_user(phrase: str) -> None:

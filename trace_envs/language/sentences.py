@@ -16,9 +16,11 @@ from functools import lru_cache
 
 from trace_envs.language.plain import plain
 
-# A period after a lone letter is an initial ("T. Ruiz"), not a sentence's end: cut there, a confirmation that
-# names "approver T. Ruiz" loses its action to the sentence before the question.
-SENTENCE_END = re.compile(r"(?<=[.!?])(?<![\s\"'(][A-Za-z]\.)\s+|\n+")
+# A period after a lone letter is an initial ("T. Ruiz"), not a sentence's end, nor is one after a title that comes
+# before a name ("Dr. Castillo"): cut there, a confirmation that names "approver T. Ruiz" or "clinician: Dr. Castillo"
+# loses its action to the sentence before the question.
+_TITLES = "".join(rf"(?<!\b[{t[0]}{t[0].lower()}]{t[1:]}\.)" for t in ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof"))
+SENTENCE_END = re.compile(rf"(?<=[.!?])(?<![\s\"'(][A-Za-z]\.){_TITLES}\s+|\n+")
 # A piece that is only a numbered item's marker: "1. Cancel" is cut after "1." and joined again.
 _LONE_MARKER = re.compile(r"\s*(\d+|[a-z])[.)]\s*")
 # A list marker at the start of a sentence: a dash, an asterisk, a bullet, a number, or a letter that stands alone
