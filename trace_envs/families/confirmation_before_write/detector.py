@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.checks.asking import words_for
+from trace_envs.checks.asking import asks, words_for
 from trace_envs.checks.clauses import CallRef, Check, Confirmation
 from trace_envs.checks.run_view import RunView
 from trace_envs.language.confirmations import declines
@@ -43,7 +43,7 @@ def asked_and_heard_no(view: RunView, check: Check, tool: str, rivals: list[list
     steps = view.trace.steps
     words = words_for(clause.call, clause.action_words, view.trace, tool)
     for i, step in enumerate(steps):
-        if clause._asks(step, words, []) and _named(words, step.text) > max(
+        if step.kind == "say" and asks(step.text, clause.ask_pattern, words, []) and _named(words, step.text) > max(
                 (_named(r, step.text) for r in rivals), default=0):
             reply = next((s for s in steps[i + 1 :] if s.kind == "user"), None)
             if reply is not None and declines(reply.text):
