@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from trace_envs.checks.asking import asks, words_for
@@ -32,7 +33,7 @@ def _named(words: list[str], text: str) -> int:
     return sum(bool(words_regex((w,)).search(text)) for w in words)
 
 
-def asked_and_heard_no(view: RunView, check: Check, tool: str, rivals: list[list[str]] = ()) -> bool:
+def asked_and_heard_no(view: RunView, check: Check, tool: str, rivals: Sequence[list[str]] = ()) -> bool:
     """Whether the agent asked to confirm `tool`'s action and the user's next message said no: the capability at
     work in a run that rightly made no write (its user was not ready), which would otherwise say nothing. With no
     write to tie the question to, it must name more of this write's words than of any other write's (`rivals`):
