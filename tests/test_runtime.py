@@ -216,3 +216,25 @@ def test_argument_types_as_json_schema_reads_them(schema, value, ok):
     tool = ToolSpec(name="set_x", description="Set x.", kind="write",
                     parameters={"type": "object", "properties": {"x": schema}, "required": ["x"]})
     assert (check_arguments(tool, {"x": value}) is None) is ok
+
+
+def test_records_keyed_by_their_owners_id_are_each_another_users_own():
+    """A read keyed by the user's own id (a client's login status under `clientId`, held-out randomizer seed 104)
+    learns an owner invariant on that key; a scenario's distractor records then carry fresh ids, each another user's
+    own record, and were refused as "records of several owners", so the hand-off env mined there never published.
+    An owner field apart from the key must still agree."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from trace_envs.runtime.world import RecordSource
+    from trace_envs.spec.io import load_specs
+    from trace_envs.trajectories.invariants import Invariant
+
+    root = Path(__file__).resolve().parents[1]
+    spec = load_specs(root / "examples" / "specs" / "airline_check_cabin_before_cancel.json")[0]
+    keyed = spec.model_copy(update={"invariants": [*spec.invariants, Invariant(kind="owner", path="reservation_id")]})
+    source = RecordSource(keyed, "get_reservation_details", "reservation_id", np.random.default_rng(0))
+    records = source.records(3)
+    assert len({r["reservation_id"] for r in records}) == 3
+    assert len({r["user_id"] for r in records}) == 1  # the owner field apart from the key: the scenario's user
