@@ -23,8 +23,8 @@ demo: $(if $(filter smollm2,$(DEMO_MODEL)),model,install)
 	$(BIN)/trace-envs demo --model $(DEMO_MODEL)
 
 # pytest on every core, the 15 slowest listed. The whole suite spreads single tests over the workers (`worksteal`: its
-# heaviest files, training runs and servers, then do not share the cores all at once: 10 min 32 s, against 12 min 44 s
-# a file at a time the same day). The quick lane hands out a test file at a time (its module fixtures built once),
+# heaviest files, training runs and servers, then do not share the cores all at once: 10 min 32 s and 12 min 59 s, against
+# 12 min 44 s a file at a time the same day). The quick lane hands out a test file at a time (its module fixtures built once),
 # the costliest first in the order of the lane table in tests/conftest.py, so the workers finish together.
 PYTEST := $(BIN)/python -m pytest -q -n auto --durations=15
 RUFF := $(BIN)/ruff check trace_envs adapters_train tests generated benchmarks examples scripts
