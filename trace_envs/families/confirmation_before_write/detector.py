@@ -44,11 +44,14 @@ def asked_and_heard_no(view: RunView, check: Check, tool: str, rivals: Sequence[
     steps = view.trace.steps
     words = words_for(clause.call, clause.action_words, view.trace, tool)
     for i, step in enumerate(steps):
-        if step.kind == "say" and asks(step.text, clause.ask_pattern, words, []) and _named(words, step.text) > max(
-                (_named(r, step.text) for r in rivals), default=0):
-            reply = next((s for s in steps[i + 1 :] if s.kind == "user"), None)
-            if reply is not None and declines(reply.text):
-                return True
+        if step.kind != "say":
+            continue
+        # the user's no first: one search of a short reply, where most questions of a labelled run hear a yes
+        reply = next((s for s in steps[i + 1 :] if s.kind == "user"), None)
+        if reply is None or not declines(reply.text) or not asks(step.text, clause.ask_pattern, words, []):
+            continue
+        if _named(words, step.text) > max((_named(r, step.text) for r in rivals), default=0):
+            return True
     return False
 
 
