@@ -82,12 +82,26 @@ def smollm2_gguf() -> Path:
 
 
 def load_smollm2(dtype: Any = None) -> LoadedModel:
+    """SmolLM2-135M-Instruct from its plain model folder (`smollm2_served_dir`, built once from the GGUF): the same
+    weights, loaded in under a second where de-quantizing the GGUF takes about 25 s on 2 cores."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = smollm2_served_dir()
+    return _ready(AutoTokenizer.from_pretrained(folder),
+                  AutoModelForCausalLM.from_pretrained(folder, **({"dtype": dtype} if dtype else {})))
+
+
+def _load_smollm2_gguf() -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = smollm2_gguf()
     tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, **({"dtype": dtype} if dtype else {}))
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
     _drop_gguf_quantizer(model)
+    return _ready(tok, model)
+
+
+def _ready(tok: Any, model: Any) -> LoadedModel:
     # SmolLM2's own template drops tools and tool calls; TRL's Qwen2.5 template is ChatML with tools.
     prepare_tokenizer(tok, chat_template=DEFAULT_TEMPLATE)
     model.generation_config.eos_token_id = tok.eos_token_id
@@ -104,7 +118,7 @@ def smollm2_served_dir() -> Path:
     target = cache_dir() / "smollm2" / "served"
     if (target / "config.json").is_file():
         return target
-    loaded = load_smollm2()
+    loaded = _load_smollm2_gguf()
     tmp = staging_dir(target)
     try:
         loaded.model.save_pretrained(tmp)
