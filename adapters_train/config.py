@@ -60,7 +60,6 @@ def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | 
         "gradient_accumulation_steps": 1,
         "learning_rate": cfg.learning_rate,
         "temperature": cfg.temperature,
-        "max_completion_length": cfg.max_completion_length,
         "max_tool_calling_iterations": cfg.max_tool_calling_iterations or max_turns,
         "logging_steps": cfg.logging_steps,
         "save_strategy": "no",
@@ -70,6 +69,8 @@ def make_grpo_config(cfg: TrainConfig, output_dir: str | Path, max_turns: int | 
         "disable_tqdm": True,
         **_cpu_defaults(),
     }
+    if cfg.max_completion_length is not None:  # None: train_grpo sizes it from the env (completion_budget)
+        kwargs["max_completion_length"] = cfg.max_completion_length
     _check_kwargs(GRPOConfig, cfg.grpo, "GRPOConfig")
     kwargs.update(cfg.grpo)
     return GRPOConfig(**kwargs)

@@ -122,6 +122,11 @@ def train_grpo(
     else:
         peft_config = make_lora_config(cfg)
 
+    total, turn = completion_budget(cfg, loaded.tokenizer)
+    if not cfg.grpo.get("use_vllm"):  # transformers' generate takes a turn's budget; vLLM's sampling params do not
+        own = cfg.grpo.get("generation_kwargs") or {}
+        cfg = cfg.replace(grpo={**cfg.grpo, "generation_kwargs": {"max_new_tokens": turn, **own}})
+    cfg = cfg.replace(max_completion_length=total)
     factory = bridge_class(cfg.env_id, user_tool=cfg.user_tool)
     signal = group_signal_callback()
     with tempfile.TemporaryDirectory(prefix="trace-grpo-") as tmp:
@@ -144,7 +149,7 @@ def train_grpo(
         quiet(trainer)
         hinted = hinted_count(int(args.num_generations), cfg.hint_fraction)
         progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts, {hinted} hinted "
-                      f"per group (model {loaded.name})")
+                      f"per group, up to {args.max_completion_length} tokens each, {turn} a turn (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:
@@ -192,6 +197,34 @@ def train_grpo(
         metrics_path=metrics_path if main else None,
         curve_path=curve_path if main else None,
     )
+
+
+BUDGET_SEEDS = 8
+
+
+def _size(tokens: int) -> int:
+    """A quarter more than `tokens`, rounded up to a multiple of 64."""
+    return -(-tokens * 5 // (4 * 64)) * 64
+
+
+def completion_budget(cfg: TrainConfig, tokenizer: Any) -> tuple[int, int]:
+    """The token budgets of a rollout, sized from the oracle episodes of the first `BUDGET_SEEDS` training seeds: the
+    whole completion (`cfg.max_completion_length` when set, else the longest oracle completion plus a quarter, in
+    steps of 64) and one assistant turn (the longest oracle turn plus a quarter: TRL would otherwise let every turn run
+    to the whole budget, and one rambling rollout holds up its group). A set budget below the oracle's warns: TRL cuts
+    every rollout there, so none that needs as many turns can succeed and GRPO learns nothing."""
+    from adapters_train.sft import oracle_lengths
+
+    seeds = range(cfg.train_seed_start, cfg.train_seed_start + BUDGET_SEEDS)
+    needed, turn = oracle_lengths(cfg.env_id, seeds, tokenizer, user_tool=cfg.user_tool)
+    total = cfg.max_completion_length
+    if total is None:
+        total = _size(needed)
+    elif total < needed:
+        progress_line(f"[grpo] warning: max_completion_length {total} is below the {needed} tokens the oracle "
+                      f"episodes of {cfg.env_id} take after the prompt (tool results count): rollouts are cut before "
+                      "they can finish; leave it unset to size it from them")
+    return total, min(total, _size(turn))
 
 
 def _final_reward(rewards: list[float], window: int = 5) -> float | None:

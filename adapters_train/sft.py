@@ -63,6 +63,24 @@ def oracle_sft_dataset(env_id: str, seeds: Iterable[int], tokenizer: Any, *, use
     return Dataset.from_list(rows)
 
 
+def oracle_lengths(env_id: str, seeds: Iterable[int], tokenizer: Any, *, user_tool: bool = True) -> tuple[int, int]:
+    """The longest completion and the longest assistant turn of the oracle episodes at `seeds`, in tokens, as TRL's
+    loop counts them: a completion is everything after the prompt, the tool results and the user's replies included."""
+    from trace_envs.integrations.trl import bridge_class, oracle_conversation
+
+    cls = bridge_class(env_id, user_tool=user_tool)
+    completion = turn = 0
+    for seed in seeds:
+        conv = oracle_conversation(env_id, int(seed), factory=cls, user_tool=user_tool)
+        mask = tokenize_conversation(tokenizer, conv["messages"], conv["tools"])["assistant_masks"]
+        completion = max(completion, len(mask) - mask.index(1)) if 1 in mask else completion
+        run = 0
+        for bit in mask:
+            run = run + 1 if bit else 0
+            turn = max(turn, run)
+    return completion, turn
+
+
 def sequence_length(cfg: TrainConfig, model: Any, rows: Any) -> int:
     """The SFT sequence length: `sft: {max_length: N}` when set, else the longest episode's, capped at the model's
     context (`max_position_embeddings`)."""

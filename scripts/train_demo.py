@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sft-episodes", type=int, default=16)
     ap.add_argument("--sft-epochs", type=float, default=3.0)
     ap.add_argument("--sft-lr", type=float, default=1e-3, help="Warm-start learning rate (LoRA).")
-    ap.add_argument("--max-completion-length", type=int, default=384)
+    ap.add_argument("--max-completion-length", type=int, default=None,
+                    help="Rollout token budget (default: sized from the env's oracle episodes).")
     ap.add_argument("--max-steps", type=int, default=10_000)
     ap.add_argument("--out", default="runs/train-demo")
     ap.add_argument("--quick", action="store_true", help="Tiny run: 6 eval seeds, 8 SFT episodes, 2 GRPO steps.")

@@ -83,7 +83,7 @@ def test_the_defaults_users_see_stay_what_they_were() -> None:
     assert (run.train.steps, run.train.num_generations, run.train.learning_rate, run.train.max_completion_length,
             run.train.warm_start, run.train.sft_episodes, run.train.sft_epochs, run.train.sft_learning_rate,
             run.train.sft_batch_size, run.train.lora_dropout, run.train.bf16) == (
-        8, 4, 5e-5, 256, True, 16, 1.0, 2e-4, 4, 0.05, False)
+        8, 4, 5e-5, None, True, 16, 1.0, 2e-4, 4, 0.05, False)
     assert (run.eval.episodes, run.eval.max_new_tokens, run.eval.max_turns) == (6, 128, None)
     assert (run.mine.rho, run.mine.delta, run.mine.k, run.mine.n) == (0.10, 0.20, 8, 10)
     assert (run.model, run.out, run.inputs, run.route_tasks, run.max_capabilities) == ("auto", "runs/trace",
@@ -91,7 +91,7 @@ def test_the_defaults_users_see_stay_what_they_were() -> None:
     train = TrainConfig()
     assert (train.steps, train.num_generations, train.learning_rate, train.max_completion_length, train.warm_start,
             train.sft_episodes, train.sft_epochs, train.lora_r, train.model, train.out) == (
-        160, 8, 1e-5, 512, False, 64, 2.0, 16, "smollm2", "adapters")
+        160, 8, 1e-5, None, False, 64, 2.0, 16, "smollm2", "adapters")
     assert (EvalOptions().episodes, EvalOptions().temperature, MineOptions().rho) == (50, 0.0, 0.10)
 
 
@@ -102,8 +102,8 @@ def test_the_demo_is_the_cpu_preset_plus_its_own_choices() -> None:
     t, e = smol.train, smol.eval
     assert (t.steps, t.num_generations, t.max_completion_length, t.sft_episodes, t.sft_batch_size,
             t.sft_learning_rate, t.lora_dropout, t.bf16, t.warm_start, t.learning_rate) == (
-        1, 2, 96, 20, 1, 1e-3, 0.0, True, True, 5e-5)
-    assert (e.episodes, e.max_new_tokens, e.max_turns) == (3, 96, 8)
+        1, 2, None, 20, 1, 1e-3, 0.0, True, True, 5e-5)
+    assert (e.episodes, e.max_new_tokens, e.max_turns) == (10, 96, 6)
     assert demo_config("runs/demo", "smollm2", Hardware(gpu=False, cpu_bf16=False)).train.bf16 is False
     tiny = demo_config("runs/demo", "tiny")
     assert (tiny.max_capabilities, tiny.train.steps, tiny.eval.episodes, tiny.capabilities) == (3, 4, 6, None)

@@ -179,6 +179,25 @@ def test_sft_sequences_are_as_long_as_the_episodes_within_the_model_context() ->
         fit_to_length(rows, 3, "trace/x")
 
 
+def test_the_rollout_budget_fits_the_oracle_episode_and_a_short_one_warns(capsys: pytest.CaptureFixture) -> None:
+    """TRL counts tool results and user replies in a rollout's completion and cuts it at max_completion_length: a
+    budget below the oracle's episode means no rollout can finish, and GRPO sees only zeros."""
+    from adapters_train.grpo import completion_budget
+    from adapters_train.sft import oracle_lengths
+
+    tok = build_tiny().tokenizer
+    needed, turn = oracle_lengths(ENV, range(8), tok)
+    assert 0 < turn < needed
+    total, per_turn = completion_budget(TrainConfig(env_id=ENV), tok)
+    assert total % 64 == 0 and needed * 1.25 <= total < needed * 1.25 + 64
+    assert per_turn % 64 == 0 and turn * 1.25 <= per_turn < turn * 1.25 + 64
+    assert completion_budget(TrainConfig(env_id=ENV, max_completion_length=needed), tok)[0] == needed
+    assert "warning" not in capsys.readouterr().err
+    assert completion_budget(TrainConfig(env_id=ENV, max_completion_length=needed - 1), tok)[0] == needed - 1
+    err = capsys.readouterr().err
+    assert f"max_completion_length {needed - 1} is below the {needed} tokens the oracle episodes of {ENV}" in err
+
+
 def test_save_adapter_is_atomic_and_replaces(tmp_path: Path) -> None:
     class FakeModel:
         def __init__(self, boom: bool = False) -> None:

@@ -177,7 +177,7 @@ RUN = Preset(
     about="`trace-envs run`: a short GRPO run per capability after a warm start, for a small model, and a quick "
           "evaluation (`trace-envs train` keeps the models' defaults, the paper's recipe)",
     values={
-        "train": {"steps": 8, "num_generations": 4, "learning_rate": 5e-5, "max_completion_length": 256,
+        "train": {"steps": 8, "num_generations": 4, "learning_rate": 5e-5,
                   "warm_start": True, "sft_episodes": 16, "sft_epochs": 1.0},
         "eval": {"episodes": 6, "max_new_tokens": 128},
     },
@@ -190,7 +190,7 @@ CPU = Preset(
     about="a run on a machine without a GPU: the top capability, a short warm start, 2 GRPO steps, 3 evaluation seeds",
     values={
         "max_capabilities": 1,
-        "train": {"steps": 2, "num_generations": 2, "max_completion_length": 128, "sft_episodes": 8,
+        "train": {"steps": 2, "num_generations": 2, "sft_episodes": 8,
                   "sft_learning_rate": 1e-3, "sft_batch_size": 1, "lora_dropout": 0.0},
         "eval": {"episodes": 3, "max_turns": 8},
     },
@@ -199,18 +199,18 @@ CPU_BF16 = Preset(name="cpu-bf16", about="bf16 autocast on a CPU that computes b
                   values={"train": {"bf16": True}})
 
 # The two capabilities `demo` trains with SmolLM2. The demo's budget (15 minutes on 2 cores, about 100 training tokens a
-# second) buys a 20-episode warm start per capability; these two decide on a fact a 135M model picks up from that
-# many episodes (the user's yes or no; what the user asks for). The top two by Delta do not: on the app env the warm
-# start learns the procedure but always asks for the same fix (success 0.50, the larger class), and the exchange env
-# needs a price comparison over five variants (0.00). See the README's demo section.
+# second) buys a 20-episode warm start and one GRPO group of 2 (one of them hinted) per capability; these two decide on
+# a fact a 135M model picks up from that many episodes (the user's yes or no; what the user asks for). The top two by
+# Delta do not: on the app env the warm start learns the procedure but always asks for the same fix (success 0.50, the
+# larger class), and the exchange env needs a price comparison over five variants (0.00). See docs/figures.md.
 DEMO_CAPABILITIES = ["confirm_before_cancel_order", "hand_off_with_transfer_to_human_agents"]
 DEMO = CPU.extend(
     name="demo",
     about="`trace-envs demo` with SmolLM2-135M: `DEMO_CAPABILITIES`, a 20-episode warm start (LoRA learning rate 1e-3, "
-          "1 episode a step, no LoRA dropout), 1 GRPO step of 2 rollouts, 3 held-out evaluation seeds of at most 8 "
-          "turns before and after",
+          "1 episode a step, no LoRA dropout), 1 GRPO step of 2 rollouts (1 hinted), 10 held-out evaluation seeds of "
+          "at most 6 turns before and after",
     values={"max_capabilities": None, "capabilities": DEMO_CAPABILITIES,
-            "train": {"steps": 1, "max_completion_length": 96, "sft_episodes": 20}, "eval": {"max_new_tokens": 96}},
+            "train": {"steps": 1, "sft_episodes": 20}, "eval": {"episodes": 10, "max_turns": 6, "max_new_tokens": 96}},
 )
 DEMO_TINY = Preset(name="demo-tiny", about="`trace-envs demo --model tiny`: a smoke run of the top 3 by Delta",
                    values={"max_capabilities": 3, "train": {"steps": 4}})

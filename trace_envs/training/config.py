@@ -44,7 +44,11 @@ class TrainOptions(BaseModel):
     prompts_per_step: int = Field(default=1, ge=1, description="GRPO groups per step and process.")
     learning_rate: float = Field(default=1e-5, gt=0, description="GRPO learning rate.")
     temperature: float = Field(default=1.0, ge=0, description="Sampling temperature of the rollouts.")
-    max_completion_length: int = Field(default=512, ge=1, description="Token budget of one rollout's completions.")
+    max_completion_length: int | None = Field(
+        default=None, ge=1, description="Token budget of one rollout's completion, tool results and user replies "
+        "included (TRL's loop counts them and cuts the rollout there). None: sized from the env's oracle episodes (the "
+        "longest of 8 training seeds' plus a quarter, in steps of 64 tokens), so a successful episode fits; a budget "
+        "below that warns, since no rollout can then finish.")
     max_tool_calling_iterations: int | None = Field(
         default=None, ge=1, description="Tool-calling turns per rollout (None: the env's max_turns knob).")
     train_seed_start: int = Field(default=0, ge=0, description="The first scenario seed training draws (one per group).")
