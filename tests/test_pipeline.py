@@ -31,6 +31,9 @@ def test_run_end_to_end_then_resume(tmp_path):
     meta = json.loads((adapter / "trace_adapter.json").read_text())  # the card names hints and routing
     assert meta["routing"] == "lexical" and 0 < meta["hint_fraction"] < 1
     assert "| routing | lexical |" in (adapter / "README.md").read_text()
+    trained = json.loads((out / "train" / f"{caps[0]['name']}.json").read_text())  # the table's hints and gradient
+    assert (trained["hinted_per_group"], trained["num_generations"]) == (1, 2)
+    assert 0.0 <= trained["informative_group_share"] <= 1.0
     report = json.loads((out / "eval" / "report.json").read_text())
     assert set(report[f"trace/{caps[0]['name']}"]) == {"before", "after"}
     chart = (out / "eval" / "before_after.png").read_bytes()
@@ -84,7 +87,9 @@ def test_run_on_real_tau_bench_logs_with_tiny_finishes(tmp_path):
     caps = [c["name"] for c in json.loads((out / "mine" / "capabilities.json").read_text())[:2]]
     lengths = []
     for name in caps:
-        assert f"[grpo] trace/{name}: 1 steps of 2 rollouts, 1 hinted per group (model tiny)" in console
+        assert (f"[grpo] trace/{name}: 1 steps of 2 rollouts, 1 hinted per group, up to 16 tokens each, 16 a turn "
+                "(model tiny)") in console
+        assert "[grpo] warning: max_completion_length 16 is below the" in console  # no rollout of 16 tokens finishes
         assert (out / "adapters" / name / "adapter_config.json").is_file()
         rows = [json.loads(line) for line in (out / "adapters" / f"{name}.metrics.jsonl").read_text().splitlines()]
         assert {r["phase"] for r in rows} == {"sft", "grpo"}

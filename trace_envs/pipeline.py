@@ -234,9 +234,13 @@ class Pipeline:
             self.progress(4, "train", f"train: {env_id} ({i} of {len(env_ids)}) with {self.model}, "
                                       f"metrics in {self.adapter_dir(env_id)}.metrics.jsonl")
             result = train_grpo(cfg)
+            card = _read_json(self.adapter_dir(env_id) / "trace_adapter.json") or {}
             write_text_atomic(marker, json.dumps({"fingerprint": fingerprint, "steps": result.steps,
                                                   "final_reward": result.final_reward,
-                                                  "hint_fraction": cfg.hint_fraction}) + "\n")
+                                                  "hint_fraction": cfg.hint_fraction,
+                                                  "hinted_per_group": card.get("hinted_per_group"),
+                                                  "num_generations": cfg.num_generations,
+                                                  "informative_group_share": _mean(result.informative)}) + "\n")
             trained += 1
         return f"{trained + reused} adapters with {self.model} ({trained} trained, {reused} kept from an interrupted run)"
 
@@ -318,6 +322,7 @@ class Pipeline:
             env_id = f"trace/{spec.name}"
             check = checks.get(env_id, {})
             ev = evals.get(env_id, {})
+            trained = _read_json(self.out / "train" / f"{spec.name}.json") or {}
             rows.append(
                 {
                     "capability": spec.name,
@@ -329,8 +334,11 @@ class Pipeline:
                     "reward_after": ev.get("after", {}).get("mean_reward"),
                     "success_before": ev.get("before", {}).get("success_rate"),
                     "success_after": ev.get("after", {}).get("success_rate"),
-                    # what the adapter was trained with, and how the run routes tasks to it
-                    "hint_fraction": (_read_json(self.out / "train" / f"{spec.name}.json") or {}).get("hint_fraction"),
+                    # what the adapter was trained with, whether GRPO had a gradient, how the run routes tasks to it
+                    "hint_fraction": trained.get("hint_fraction"),
+                    "hinted": (f"{trained['hinted_per_group']} of {trained['num_generations']}"
+                               if trained.get("hinted_per_group") is not None else None),
+                    "informative_group_share": trained.get("informative_group_share"),
                     "routing": route.get("method"),
                 }
             )
@@ -353,6 +361,10 @@ def _name_routing(adapter: Path, method: str) -> None:
         if "|---|---|" in lines:
             lines.insert(lines.index("|---|---|") + 1, f"| routing | {method} |")
             write_text_atomic(card, "\n".join(lines) + "\n")
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _read_json(path: Path) -> Any:

@@ -49,13 +49,14 @@ def execute(config) -> None:
     console.print(stages)
     table = Table(
         "capability", "family", "Cov", "Delta", "env check", "reward before", "reward after", "success before",
-        "success after", "hints", "routing", title=f"capabilities (trained with {pipeline.model})",
+        "success after", "hinted rollouts", "GRPO groups varied", "routing",
+        title=f"capabilities (trained with {pipeline.model})",
     )
     for row in pipeline.final_rows():
         table.add_row(
             row["capability"], row["family"], _fmt(row["cov"]), _fmt(row["delta"]), row["check"],
             _fmt(row["reward_before"]), _fmt(row["reward_after"]), _fmt(row["success_before"]), _fmt(row["success_after"]),
-            _fmt(row["hint_fraction"]), row["routing"] or "-",
+            row["hinted"] or _fmt(row["hint_fraction"]), _fmt(row["informative_group_share"]), row["routing"] or "-",
         )
     console.print(table)
     route = pipeline.router_accuracy()
