@@ -123,9 +123,11 @@ def train_grpo(
         peft_config = make_lora_config(cfg)
 
     total, turn = completion_budget(cfg, loaded.tokenizer)
+    per_turn = ""
     if not cfg.grpo.get("use_vllm"):  # transformers' generate takes a turn's budget; vLLM's sampling params do not
         own = cfg.grpo.get("generation_kwargs") or {}
         cfg = cfg.replace(grpo={**cfg.grpo, "generation_kwargs": {"max_new_tokens": turn, **own}})
+        per_turn = f", {cfg.grpo['generation_kwargs']['max_new_tokens']} a turn"
     cfg = cfg.replace(max_completion_length=total)
     factory = bridge_class(cfg.env_id, user_tool=cfg.user_tool)
     signal = group_signal_callback()
@@ -149,7 +151,7 @@ def train_grpo(
         quiet(trainer)
         hinted = hinted_count(int(args.num_generations), cfg.hint_fraction)
         progress_line(f"[grpo] {cfg.env_id}: {cfg.steps} steps of {args.num_generations} rollouts, {hinted} hinted "
-                      f"per group, up to {args.max_completion_length} tokens each, {turn} a turn (model {loaded.name})")
+                      f"per group, up to {args.max_completion_length} tokens each{per_turn} (model {loaded.name})")
         dump_to = debug_dir()
         recorder = seed_recorder(trainer) if dump_to else None
         if recorder is not None:

@@ -238,8 +238,9 @@ class Pipeline:
             write_text_atomic(marker, json.dumps({"fingerprint": fingerprint, "steps": result.steps,
                                                   "final_reward": result.final_reward,
                                                   "hint_fraction": cfg.hint_fraction,
+                                                  # as trained: a grpo: section may set the group size
                                                   "hinted_per_group": card.get("hinted_per_group"),
-                                                  "num_generations": cfg.num_generations,
+                                                  "num_generations": card.get("num_generations"),
                                                   "informative_group_share": _mean(result.informative)}) + "\n")
             trained += 1
         return f"{trained + reused} adapters with {self.model} ({trained} trained, {reused} kept from an interrupted run)"
