@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -64,3 +65,24 @@ def test_allowed_change_scores_exactly(env_cls):
     # refusing a change the policy allows earns nothing
     refusal = f"I'm sorry, I can't change the flights of reservation {target}."
     assert run_actions(env, [read, refusal], seed)[0] == 0.0
+
+
+def test_the_new_flights_asked_for_are_on_the_reservations_own_route(env_cls):
+    """Issue 26: every scenario asked for the same two flights (one real call's), whatever the reservation's route. The
+    request now restates the reservation's own flights a few days later: the same flight numbers, in order, each
+    date moved by the same 1-7 days; the oracle still earns 1.0."""
+    env = env_cls()
+    asked_for = set()
+    for seed in range(30):
+        env.reset(seed=seed)
+        if env.scenario.klass != "allowed":
+            continue
+        held = env.scenario.state["records"][env.scenario.bindings["target"]]["flights"]
+        flights = write_args(env, UPDATE)["flights"]
+        assert [f["flight_number"] for f in flights] == [f["flight_number"] for f in held]
+        moves = {(dt.date.fromisoformat(f["date"]) - dt.date.fromisoformat(h["date"])).days
+                 for f, h in zip(flights, held)}
+        assert len(moves) == 1 and 1 <= moves.pop() <= 7
+        asked_for.add(json.dumps(flights))
+        assert run_actions(env, env.oracle_actions(), seed)[0] == 1.0
+    assert len(asked_for) >= 8

@@ -21,6 +21,7 @@ from trace_envs.runtime.world import (
     canonical_json,
     fill_arguments,
     listing,
+    mirrored_request,
     words,
 )
 from trace_envs.spec.model import CapabilitySpec
@@ -80,7 +81,8 @@ class Kit:
                    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The write's arguments on `record`, and the ones the user states in the request. Arguments the runs show
         coming from the record (`arg_sources`: a refund's amount is the order's total) are read off the record and
-        never handed over by the user; `fixed` ones and the others' example values are what the user asks for."""
+        never handed over by the user; `fixed` ones, lists restating one the record holds (`mirrored_request`: new flights
+        on the reservation's own route) and the others' example values are what the user asks for."""
         spec = self.spec.tool(tool)
         target = record[self.key]
         sourced = {}
@@ -92,7 +94,9 @@ class Kit:
         keyed = {self.key: target} if self.key in spec.properties or not spec.properties else {}
         if not keyed:  # then the record's own fields address it (a contact's phone_number)
             sourced.update({a: record[a] for a in spec.properties if a in record and a not in (fixed or {})})
-        args = fill_arguments(spec, {**keyed, **sourced, **(fixed or {})})
+        taken = {*keyed, *sourced, *(fixed or {})}
+        mirrored = mirrored_request(spec, record, taken, self.rng)
+        args = fill_arguments(spec, {**keyed, **sourced, **mirrored, **(fixed or {})})
         return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
 
     def extras(self, args: dict[str, Any], *hidden: str) -> dict[str, Any]:

@@ -407,6 +407,39 @@ def fill_arguments(tool: ToolSpec, fixed: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def mirrored_request(tool: ToolSpec, record: dict[str, Any], taken: set[str], rng: np.random.Generator
+                     ) -> dict[str, Any]:
+    """Request values for the write's list arguments that restate a list the record holds under the same name (a
+    reservation's `flights`, its `passengers`), drawn from that list instead of from another record's example: the new
+    flights a user asks for are on the reservation's own route, its passengers as many as it has. Each item keeps the
+    fields the example's items have; the dates move by the same few days (a change of date), everything else stays.
+    Arguments in `taken` are left alone; a list whose items lack a field the example's items have is not mirrored."""
+    out: dict[str, Any] = {}
+    shift = None
+    for name in tool.required:
+        held = record.get(name)
+        if name in taken or not isinstance(held, list) or not held or not all(isinstance(i, dict) for i in held):
+            continue
+        schema = tool.properties.get(name, {})
+        example = example_for(schema if isinstance(schema, dict) else {}, name)
+        if not isinstance(example, list) or not example or not isinstance(example[0], dict):
+            continue
+        fields = list(example[0])
+        if not fields or not all(f in item for item in held for f in fields):
+            continue
+        if shift is None:
+            shift = timedelta(days=int(rng.integers(1, 8)))
+        out[name] = [{f: _moved(item[f], shift) for f in fields} for item in held]
+    return out
+
+
+def _moved(value: Any, shift: timedelta) -> Any:
+    """A date string `shift` later, in its own format; any other value as it is."""
+    if isinstance(value, str) and is_date(value) and len(value) == 10:
+        return (datetime.strptime(value, "%Y-%m-%d") + shift).strftime("%Y-%m-%d")
+    return copy.deepcopy(value)
+
+
 def canonical_json(value: Any) -> str:
     """Arguments as the user states them in a request: JSON with sorted keys (deterministic text)."""
     return json.dumps(value, sort_keys=True)
