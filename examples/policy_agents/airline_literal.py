@@ -41,6 +41,8 @@ _USER = re.compile(r"user id is ([A-Za-z0-9_]+)", re.I)
 # "cancel reservation X", "update the flights of reservation X": the action and its reservation.
 _ASK = re.compile(r"\b(cancel|update|change|modify)(?: the (\w+) of)? (?:my )?reservation(?: id)? ([A-Z0-9]{6})\b")
 _DETAILS = re.compile(r"Use these details(?: for each of them)?: (\{.*?\})(?:\.\s|\.$|$)")
+# details that differ per reservation: "Use these details: for reservation id AB12CD, {...}; for reservation id ..."
+_DETAILS_FOR = re.compile(r"for reservation id (\w+), (\{.*?\})(?=; for |\.\s|\.$|$)")
 _SEARCH = re.compile(r"with origin ([A-Z]{3}), destination ([A-Z]{3}) and date (\d{4}-\d{2}-\d{2})")
 _WINDOW = re.compile(r"departure time(?: est)? (before|after) (\d{1,2}:\d{2}(?::\d{2})?)")
 _TOTAL = re.compile(r"I have these reservations: ([A-Z0-9, and]+)\. Could you tell me the total ([^?]+)\?")
@@ -204,12 +206,18 @@ def _parse(env) -> list[_Task]:
             details = json.loads(m.group(1))
         except ValueError:
             details = {}
+    per_record = {}
+    for rid, found in _DETAILS_FOR.findall(text):
+        try:
+            per_record[rid] = json.loads(found)
+        except ValueError:
+            continue
     writes = _tools(env)
     tasks = []
     for verb, thing, rid in _ASK.findall(text):
         tool = "cancel_reservation" if verb == "cancel" else f"update_reservation_{thing or 'flights'}"
         if tool in writes and all(t.rid != rid or t.tool != tool for t in tasks):
-            tasks.append(_Task(tool, rid, dict(details)))
+            tasks.append(_Task(tool, rid, dict(per_record.get(rid, details))))
     found, window = _SEARCH.search(text), _WINDOW.search(text.lower())
     for task in tasks:
         if task.tool == "update_reservation_flights" and found and "flights" not in task.details:

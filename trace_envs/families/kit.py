@@ -5,6 +5,7 @@ why), following the spec's rules so the oracle obeys the policy it shows.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ class Kit:
         # the user's id is the key of the records themselves (an account): the user names the record, no more
         self.user_id = self.source.owner if self.source.owner_field and identity and identity != self.key else None
         self.mine: set[str] = set()  # the records the user named (`knows`)
+        self._shift: timedelta | None = None
         if self.source.lists is not None:
             # a read that lists the user's records takes the user's id: the user states it
             self.user_id = self.source.owner
@@ -95,9 +97,16 @@ class Kit:
         if not keyed:  # then the record's own fields address it (a contact's phone_number)
             sourced.update({a: record[a] for a in spec.properties if a in record and a not in (fixed or {})})
         taken = {*keyed, *sourced, *(fixed or {})}
-        mirrored = mirrored_request(spec, record, taken, self.rng)
+        mirrored = mirrored_request(spec, record, taken, self.date_shift)
         args = fill_arguments(spec, {**keyed, **sourced, **mirrored, **(fixed or {})})
         return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
+
+    def date_shift(self) -> timedelta:
+        """The days a scenario's requested dates move from the record's own (`mirrored_request`): drawn once, so
+        every record of the scenario, and every call for the same record, moves the same."""
+        if self._shift is None:
+            self._shift = timedelta(days=int(self.rng.integers(1, 8)))
+        return self._shift
 
     def extras(self, args: dict[str, Any], *hidden: str) -> dict[str, Any]:
         return {k: v for k, v in args.items() if k != self.key and k not in hidden}

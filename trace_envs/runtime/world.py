@@ -407,15 +407,14 @@ def fill_arguments(tool: ToolSpec, fixed: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def mirrored_request(tool: ToolSpec, record: dict[str, Any], taken: set[str], rng: np.random.Generator
+def mirrored_request(tool: ToolSpec, record: dict[str, Any], taken: set[str], shift: Callable[[], timedelta]
                      ) -> dict[str, Any]:
     """Request values for the write's list arguments that restate a list the record holds under the same name (a
     reservation's `flights`, its `passengers`), drawn from that list instead of from another record's example: the new
     flights a user asks for are on the reservation's own route, its passengers as many as it has. Each item keeps the
-    fields the example's items have; the dates move by the same few days (a change of date), everything else stays.
+    fields the example's items have; the dates move by `shift()` days (a change of date), everything else stays.
     Arguments in `taken` are left alone; a list whose items lack a field the example's items have is not mirrored."""
     out: dict[str, Any] = {}
-    shift = None
     for name in tool.required:
         held = record.get(name)
         if name in taken or not isinstance(held, list) or not held or not all(isinstance(i, dict) for i in held):
@@ -427,9 +426,8 @@ def mirrored_request(tool: ToolSpec, record: dict[str, Any], taken: set[str], rn
         fields = list(example[0])
         if not fields or not all(f in item for item in held for f in fields):
             continue
-        if shift is None:
-            shift = timedelta(days=int(rng.integers(1, 8)))
-        out[name] = [{f: _moved(item[f], shift) for f in fields} for item in held]
+        moved = shift()
+        out[name] = [{f: _moved(item[f], moved) for f in fields} for item in held]
     return out
 
 

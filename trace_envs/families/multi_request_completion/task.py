@@ -85,7 +85,7 @@ class MultiRequestEnv(RecordEnv):
         ids = [r[key] for r in listed]
         todo_ids = [r[key] for r in todo]
         asks = kit.fact_questions(write)
-        stated: dict[str, Any] = {}
+        said_for: dict[str, dict[str, Any]] = {}
         steps: list[str] = []
         writes: dict[str, str] = {}
         for i, record in enumerate(listed):
@@ -95,7 +95,8 @@ class MultiRequestEnv(RecordEnv):
                 steps += asks
             if target in todo_ids:
                 args, said = kit.write_args(write, record)
-                stated = stated or said
+                if said:
+                    said_for[target] = said
                 writes[target] = call(write, **args)
                 steps += kit.write_steps(write, target, args)
             else:
@@ -105,8 +106,13 @@ class MultiRequestEnv(RecordEnv):
         # the record to leave alone comes first: an agent that writes whatever is named meets it before the requests
         keep = f" Please leave {kit.noun} {kept} as it is, but" if kept is not None else ""
         opening = f"{kit.greeting()}{keep} I'd like to {listing([kit.phrase(write, t) for t in ids])}."
-        if stated:
+        told = list(said_for.values())
+        stated = told[0] if told else {}
+        if told and all(t == stated for t in told):
             opening += f" Use these details for {'each of them' if n > 1 else 'it'}: {canonical_json(stated)}."
+        elif told:  # details drawn from each record (its own flights a few days later): each request states its own
+            opening += " Use these details: " + "; ".join(
+                f"for {kit.key_label} {t}, {canonical_json(d)}" for t, d in said_for.items()) + "."
         if todo:
             opening += kit.from_record(write, kit.write_args(write, todo[0])[0], stated)
         if n > 1:
