@@ -252,11 +252,15 @@ def test_diagnose_prints_one_run_side_by_side():
 @needs_data
 def test_tau2_airline_learns_the_cancel_rule_from_the_wrong_cancels():
     """40 runs hold too few passed cancels for the passed-runs gate; the records read before the cancels the ground
-    truth does not make (blocked) and before the ones it does (allowed) give the field the policy names."""
+    truth does not make (blocked) and before the ones it does (allowed) point at the field the policy names, insurance.
+    The policy's cancellation section also allows any business flight, so insurance alone is not made a rule (an env
+    refusing an uninsured business cancellation would punish an agent following the policy): the proposal is left
+    out, and its reason says what the runs showed and what would settle it."""
     runs = [r for r in load_runs([TAU2]).runs if "airline" in r.run_id]
     from trace_envs.mining.propose_offline import propose_offline
 
-    cands = {c.name: c for c in propose_offline(build_profile(runs), runs)}
-    refuse = cands["no_unwarranted_cancel_reservation"]
-    assert refuse.spec.params == {"field": "insurance", "allowed": ["yes"], "blocked": ["no"]}
-    assert "insurance" in refuse.spec.description
+    skipped: list[str] = []
+    cands = {c.name: c for c in propose_offline(build_profile(runs), runs, skipped=skipped)}
+    assert "no_unwarranted_cancel_reservation" not in cands
+    why = next(s for s in skipped if s.startswith("no_unwarranted_cancel_reservation: "))
+    assert "the runs show insurance deciding cancel_reservation" in why and "cabin business" in why, why

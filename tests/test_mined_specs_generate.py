@@ -34,14 +34,23 @@ SETS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SETS))
+# Mined as most users will, without a rules file: a gate learned from the runs must not contradict the policy the env
+# shows (issue 25). tau2 airline keeps its refusal of an unwarranted cancellation only with the rules file: the
+# policy's cancellation section also names business class, so insurance alone, as the runs show it, is no rule.
+BARE = {"tau-bench-airline-bare": ("tau-bench-airline", 7), "tau2-airline-bare": ("tau2-airline", 3)}
+
+
+@pytest.mark.parametrize("name", sorted([*SETS, *BARE]))
 def test_every_mined_capability_passes_the_extended_validation(name, tmp_path, planted_envs):
-    paths, domain, at_least = SETS[name]
+    bare = name in BARE
+    paths, domain, at_least = SETS[BARE[name][0]] if bare else SETS[name]
+    at_least = BARE[name][1] if bare else at_least
     if domain == "planted":  # mined and published once per test run for this test and the construct validity one
         result, published, out = planted_envs("retail")
     else:
         rules_file = ROOT / "examples" / "rules" / f"{domain}.yaml"
-        runs, rules = load_runs(paths).runs, (load_rules(rules_file) if rules_file.exists() else None)
+        rules = load_rules(rules_file) if rules_file.exists() and not bare else None
+        runs = load_runs(paths).runs
         result, out = mine(runs, options=MineOptions(), rules=rules), tmp_path
         published = {spec.name: generate_one(spec, out) for spec in result.capabilities}
     assert len(result.capabilities) >= at_least, [c.name for c in result.capabilities]
@@ -59,3 +68,20 @@ def test_every_mined_capability_passes_the_extended_validation(name, tmp_path, p
             if low < 1.0:
                 failures.append(f"{spec.name}: the airline policy agent scored {low:.2f}")
     assert not failures, "\n".join(failures)
+
+
+def test_a_gate_the_policy_names_more_conditions_for_is_not_learned_from_the_runs():
+    """tau2 airline without a rules file: the passed runs cancel insured reservations and leave the others, but the
+    policy's "Cancel flight" section also allows any business flight; a refusal env on insurance alone would punish an
+    agent that cancels a business reservation as the policy says. It is not kept, and the warning says what would
+    settle it. The flight change's gate is the policy's ("Basic economy flights cannot be modified"), not the runs'
+    business-only one."""
+    result = mine(load_runs(SETS["tau2-airline"][0]).runs, options=MineOptions(), rules=None)
+    assert "no_unwarranted_cancel_reservation" not in [c.name for c in result.capabilities]
+    why = next(w for w in result.warnings if "no_unwarranted_cancel_reservation" in w)
+    assert "the policy's section on it also names cabin business," in why and "--rules FILE" in why, why
+    changes = [c for c in result.capabilities if c.rules.rule("update_reservation_flights")]
+    assert changes
+    for spec in changes:
+        (gate,) = spec.rules.rule("update_reservation_flights").requires
+        assert (gate.path, sorted(gate.value)) == ("cabin", ["business", "economy"]), spec.name

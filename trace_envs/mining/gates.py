@@ -32,6 +32,7 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
                  *filter(None, [judged_gate(index, read, write, key), outcome_gate(index, read, write)])]
         said = index.asked_words.get(write, [])
         backed = [(policy_support(policy, g, write, said), -i, g) for i, g in enumerate(found)]
+        why_not = ""
         # the best backed gate the runs do not contradict: a field that merely shifted (a section, a course) may rank
         # above the one the passed runs wrote and held back on
         for _, _, found_gate in sorted(((s, i, g) for s, i, g in backed if s), key=lambda t: t[:2], reverse=True):
@@ -46,9 +47,17 @@ def infer_gate(roles: dict[str, str], index: ResultIndex, policy: str, rules: An
                 # Only a shift in the values read before writes, which whatever else set tasks apart (the users who
                 # declined a confirmation) makes too: no run ever held back on the blocked side.
                 continue
+            beyond = [] if stated else other_conditions(policy, write, gate, index.enum_fields(read))
+            if beyond:
+                # The policy's own section on the write turns on other values too ("It is a business flight" among
+                # the cases that allow a cancellation): a gate on this field alone would block what the policy allows.
+                why_not = (f"the runs show {gate['field']} deciding {write}, but the policy's section on it also names "
+                           f"{', '.join(f'{f} {v}' for f, v in beyond)}, which the runs cannot weigh; state the rule "
+                           "with --rules FILE (see examples/rules/)")
+                continue
             break
         else:
-            return {}, ""
+            return {}, why_not
         source = (f" (learned from the runs: {wrote} write(s) by passed runs on an allowed value, {held} record(s) "
                   "with a blocked value left alone by passed runs or written against the expected actions; the policy "
                   + ("states it" if stated else "names the field or its values, in no sentence about this write")
@@ -89,6 +98,43 @@ def gate_contradicted(index: ResultIndex, read: str, write: str, key: str, gate:
     outcomes = index.outcomes.get((read, write), {}).get(gate["field"], {})
     return max(sum(n for v, n in before.items() if str(v) in blocked),
                sum(c[0] for v, c in outcomes.items() if str(v) in blocked))
+
+
+def other_conditions(policy: str, write: str, gate: dict[str, Any], fields: dict[str, Counter]) -> list[tuple[str, str]]:
+    """(field, value) for each value of the read's other closed-set fields that the policy's section on `write` names
+    (under a heading with the write's verb: "## Cancel flight ... - It is a business flight"): conditions of the rule
+    beyond the gate's own field. Yes / no values are left out, as everywhere here."""
+    section = _section_about(policy, write)
+    if not section:
+        return []
+    out = []
+    for field, values in fields.items():
+        if field == gate["field"]:
+            continue
+        for raw, _ in _named_values(section, [v for v in values if isinstance(v, str)]):
+            if (field, raw) not in out:
+                out.append((field, raw))
+    return out
+
+
+def _section_about(policy: str, write: str) -> str:
+    """The text under the policy's markdown headings that name the write's action, to the next heading of the same or
+    a higher level; lower-cased with underscores as spaces, as `_named_values` reads it."""
+    action = re.compile(word_pattern(list(verb_synonyms(write))), re.I)
+    out: list[str] = []
+    level = 0  # the level of the heading whose section is being read, 0 outside one
+    for line in policy.splitlines():
+        heading = re.match(r"\s*(#+)\s+(.*)", line)
+        if heading:
+            depth = len(heading.group(1))
+            if level and depth <= level:
+                level = 0
+            if not level and action.search(heading.group(2)):
+                level = depth
+            continue
+        if level:
+            out.append(line)
+    return "\n".join(out).lower().replace("_", " ")
 
 
 def as_the_policy_says(gate: dict[str, Any], policy: str, write: str) -> dict[str, Any]:

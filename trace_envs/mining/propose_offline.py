@@ -17,7 +17,7 @@ from trace_envs.checks.attribution import attribute
 from trace_envs.families import get_task
 from trace_envs.mining.detector import Proposal, ProposalContext, all_detectors, detector_for, get_detector
 from trace_envs.language.confirmations import policy_requires_confirmation
-from trace_envs.mining.gates import policy_support
+from trace_envs.mining.gates import as_the_policy_says, policy_support
 from trace_envs.mining.label import Candidate
 from trace_envs.spec.from_profile import tool_spec
 from trace_envs.spec.model import CapabilitySpec
@@ -91,7 +91,7 @@ class _Builder:
         found = get_detector(detector)
         family = found.task
         params = dict(p.params or {})
-        description = p.description
+        description, note = p.description, ""
         if p.params is None:
             inferred, note = found.infer_params(p.roles, self.index, self.policy, self.rules)
             params = {**inferred, **params}
@@ -138,6 +138,8 @@ class _Builder:
             )
         except ValueError as exc:  # e.g. a family whose env needs a role the data cannot supply
             why = str(exc).split("Value error, ", 1)[-1].split(" [type=", 1)[0].strip()
+            if note and not params.get("field"):  # why no gate was learned: the evidence that would settle it
+                why += f" ({note.strip()})"
             self.skipped.append(f"{n}: {why}")
             return
         self.out.append(Candidate(spec=spec, labeler=labeler, args=dict(p.label_args), origin=origin,
@@ -241,9 +243,13 @@ def learned_rules(ctx: ProposalContext, rules: PolicyRules) -> PolicyRules:
         read, key = ctx.read_key(write)
         if not read or not key:
             continue
+        policy = ctx.profile.policy or ""
         gate = next((g for g in gate_candidates(ctx.index, read, write, key)
-                     if policy_support(ctx.profile.policy or "", g, write) == 2), None)
+                     if policy_support(policy, g, write) == 2), None)
         if gate is not None:
+            # the values the policy names move the line: "Basic economy flights cannot be modified" blocks basic
+            # economy alone, though the runs' few economy reservations were left alone too
+            gate = as_the_policy_says(gate, policy, write)
             added.append(WriteRule(tool=write, requires=[Condition(
                 path=gate["field"], op="in", value=list(gate["allowed"]),
                 words=f"the {gate['field']} is {' or '.join(map(str, gate['allowed']))} (as the runs show it)")]))
