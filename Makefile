@@ -7,13 +7,19 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: install demo test quick bench fuzz model train-demo regenerate clean
 
+EXTRAS := llm,train,serve,dev,plot
+
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	# torch first, pinned: its CPU build lies on this machine's disk; any other spec pulls a multi-GB CUDA build.
+	# torch first, pinned, through pip: its CPU build lies on this machine's disk where pip's own configuration finds
+	# it; any other spec pulls a multi-GB CUDA build. The rest through uv, with torch held at the same pin: about 10 s
+	# where pip took 55-60 s. pip stays the fallback where uv cannot be installed.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[llm,train,serve,dev,plot]'
+	$(BIN)/pip install -q uv || true
+	if test -x $(BIN)/uv; then $(BIN)/uv pip install --python $(BIN)/python -q torch==2.13.0 -e '.[$(EXTRAS)]'; \
+	else $(BIN)/pip install -q -e '.[$(EXTRAS)]'; fi
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
