@@ -73,6 +73,24 @@ def test_declined_episodes_score_exactly(env_cls):
     assert "update" not in reply.lower()
 
 
+def test_a_declined_question_must_state_the_values_the_write_would_pass(env_cls):
+    """Found by rl-envdoctor's corrupted oracle: on a declined seed, the question with 3 bags where the request is
+    2 earned `asked` and 1.0. The question the user says no to must state what a confirmed write's question states."""
+    env = env_cls()
+    seed = seed_where(env, lambda s: s.bindings["declined"])
+    target = env.scenario.bindings["target"]
+    oracle = env.oracle_actions()
+    question = next(a for a in oracle if not a.startswith("{"))
+    bags = env.scenario.bindings["write_args"]["total_baggages"]
+    assert f'"total_baggages": {bags}' in question
+    wrong = question.replace(f'"total_baggages": {bags}', f'"total_baggages": {bags + 1}')
+    read = call(READ, reservation_id=target)
+    closing = oracle[-1]
+    assert run_actions(env, [read, question, closing], seed)[0] == 1.0
+    score, info = run_actions(env, [read, wrong, closing], seed)
+    assert score == 0.0 and info["reward_breakdown"]["asked"] == 0.0
+
+
 def test_a_stranger_domains_confirmation_deficit_is_recovered_and_nothing_else_is_found(tmp_path):
     """Randomizer seed 15 (insurance): `certificates.issue`, described "Get a new certificate", answers "...
     issued." (a write), and the users who said no to it ("No, that's okay.") teach no rule about the policies they

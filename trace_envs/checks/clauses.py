@@ -270,6 +270,11 @@ class Asked(_QuestionClause):
 
     type: Literal["asked"] = "asked"
     after: CallRef | None = None
+    state_values: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$",
+        description="Binding of the other arguments the write would pass: the question also states each of their "
+                    "values, as a confirmed write's question must (a question about three bags asks nothing of a "
+                    "write of two the user then declines).")
 
     def assess(self, trace: ActionTrace, b: dict[str, Any]) -> Assessment:
         start, since, closed = _window(self.after, trace, b)
@@ -277,6 +282,8 @@ class Asked(_QuestionClause):
             return 0.0, closed
         words = words_for(self.call, self.action_words, trace)
         details = details_for(self.call, self.details, b)
+        if self.state_values:
+            details = list(dict.fromkeys([*details, *scalar_leaves(b.get(self.state_values) or {})]))
         if any(self._asks(s, words, details) for s in trace.steps[start:]):
             return 1.0, "met"
         return 0.0, f"not met: no {describe_question(words, details)} was asked{since}"
