@@ -208,3 +208,24 @@ def test_offline_mining_of_tau_bench_airline_proposes_option_selection():
     by_id = {r.run_id: r for r in runs}
     # task 7, trial 0: the one-stop search listed HAT110 + HAT172; the agent changed the trip to HAT004 + HAT142
     assert label_run(flights, by_id["gpt-4o-airline/7/0"], prof.kinds) == "LACKING"
+
+
+def test_a_search_for_something_else_is_no_search():
+    """falsepass's field hedge: a search whose date says "(this is wrong)" returned nothing, and `searched_first` still
+    paid for it (1.0, against 0.75 with no search). Only the search for what the user asked counts."""
+    from trace_envs.generate.policies import run_actions
+
+    env = committed_env("airline_pick_flight_meeting_constraints")()
+    for seed in range(3):
+        env.reset(seed=seed)
+        oracle = env.oracle_actions()
+        assert run_actions(env, oracle, seed)[0] == 1.0
+        hedged = []
+        for action in oracle:
+            if action.startswith("{") and json.loads(action)["name"] == "search_direct_flight":
+                found = json.loads(action)
+                found["arguments"]["date"] += " (this is wrong)"
+                action = json.dumps(found)
+            hedged.append(action)
+        score, info = run_actions(env, hedged, seed)
+        assert info["reward_breakdown"]["searched_first"] == 0.0 and score == 0.75

@@ -50,8 +50,8 @@ CHECK = {
             "id": "searched_first",
             "type": "order",
             "requires": ["chosen_option"],
-            "description": "find the options with search_direct_flight before the write",
-            "first": {"tool": "search_direct_flight"},
+            "description": "find the options with search_direct_flight (for what the user asked) before the write",
+            "first": {"tool": "search_direct_flight", "args_from": "search_args"},
             "then": {
                 "tool": "update_reservation_flights",
                 "args": {"flights": {"$var": "choice"}, "reservation_id": {"$var": "target"}},

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from trace_envs.checks.matching import is_operator, matches, regex_problems
+from trace_envs.checks.matching import is_operator, matches, regex_problems, values_equal
 from trace_envs.checks.trace import ActionTrace, TraceStep
 
 # A value longer than this is cut in a reason: a reason is one line someone reads.
@@ -30,6 +30,10 @@ class CallRef(BaseModel):
     match: Literal["subset", "exact"] = Field(
         default="subset", description="subset: the listed arguments match, others may be present; exact: same keys."
     )
+    args_from: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$",
+        description="Binding holding arguments (a dict) the call also passes, each equal: the call the scenario "
+                    "expects whatever its argument names (a search for the user's own route and date).")
 
     @model_validator(mode="after")
     def _names_something(self) -> "CallRef":
@@ -55,15 +59,23 @@ class CallRef(BaseModel):
             return False
         if self.match == "exact" and set(self.args) != set(step.arguments):
             return False
+        if self.args_from is not None:
+            expected = bindings.get(self.args_from)
+            if not isinstance(expected, dict) or not all(
+                    k in step.arguments and values_equal(v, step.arguments[k]) for k, v in expected.items()):
+                return False
         return all(k in step.arguments and matches(m, step.arguments[k], bindings) for k, m in self.args.items())
 
     def describe(self, bindings: dict[str, Any] | None = None) -> str:
         """The reference as a reader sees it, e.g. `cancel_reservation(reservation_id=QZ7Y2K)`: `$var`s resolved from
         `bindings` (shown as `$name` when unbound or without bindings), other matchers in words."""
         head = self.tool or f"any {self.kind} tool"
-        if not self.args:
-            return head
-        return f"{head}({', '.join(f'{k}={show_matcher(m, bindings)}' for k, m in self.args.items())})"
+        shown = [f"{k}={show_matcher(m, bindings)}" for k, m in self.args.items()]
+        if self.args_from is not None:
+            expected = (bindings or {}).get(self.args_from)
+            shown += ([f"{k}={show_arg(v)}" for k, v in expected.items()] if isinstance(expected, dict)
+                      else [f"${self.args_from}"])
+        return f"{head}({', '.join(shown)})" if shown else head
 
 
 def show_matcher(matcher: Any, bindings: dict[str, Any] | None) -> str:

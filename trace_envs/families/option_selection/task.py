@@ -267,7 +267,7 @@ class OptionEnv(RecordEnv):
         state.update(options=options, search_args=search_args)
         return Scenario(
             state=state,
-            bindings={"target": target, "chosen": answer[option_id], "choice": args[arg],
+            bindings={"target": target, "chosen": answer[option_id], "choice": args[arg], "search_args": search_args,
                       "options": [o[option_id] for o in options]},
             opening=opening,
             facts=kit.facts,
@@ -674,7 +674,7 @@ def _group_scenario(env: "OptionEnv", rng) -> Scenario:
     state.update(options=options, search_args=search_args, listing={"record": record_shape, "field": field})
     return Scenario(
         state=state,
-        bindings={"target": target, "chosen": answer[option_id], "choice": args[arg],
+        bindings={"target": target, "chosen": answer[option_id], "choice": args[arg], "search_args": search_args,
                   "options": [o[option_id] for o in options]},
         opening=opening,
         facts=kit.facts,
@@ -745,8 +745,9 @@ class OptionSelection(Task):
         return Check(clauses=[
             CallMade(id="chosen_option", weight=3, call=chosen,
                      description=f"{write} with the one option that meets every constraint the user stated"),
-            Order(id="searched_first", weight=1, requires=["chosen_option"], first=CallRef(tool=search), then=chosen,
-                  description=f"find the options with {search} before the write"),
+            Order(id="searched_first", weight=1, requires=["chosen_option"],
+                  first=CallRef(tool=search, args_from="search_args"), then=chosen,
+                  description=f"find the options with {search} (for what the user asked) before the write"),
             NoCall(id="no_other_write", penalty=True, call=CallRef(kind="write"), unless=[chosen],
                    description="no write with another option (or on another record)"),
         ])
