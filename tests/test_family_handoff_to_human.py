@@ -35,8 +35,9 @@ def test_transfer_ends_the_episode(env_cls):
     env = env_cls()
     seed = seed_where(env, lambda s: not s.bindings["self_service"])
     env.reset(seed=seed)
-    env.step(call(READ, reservation_id=env.scenario.bindings["target"]))
-    obs, reward, terminated, truncated, info = env.step(call(TRANSFER, summary="flown segment"))
+    target = env.scenario.bindings["target"]
+    env.step(call(READ, reservation_id=target))
+    obs, reward, terminated, truncated, info = env.step(call(TRANSFER, summary=f"{target}: a flown segment"))
     assert obs == "Transfer successful" and terminated and not truncated and reward == 1.0 and info["success"]
 
 
@@ -45,8 +46,13 @@ def test_planted_episodes_score_exactly(env_cls):
     seed = seed_where(env, lambda s: not s.bindings["self_service"])
     target = env.scenario.bindings["target"]
     read, cancel = call(READ, reservation_id=target), call(CANCEL, reservation_id=target)
-    transfer = call(TRANSFER, summary="A segment has already been flown.")
+    transfer = call(TRANSFER, summary=f"The user wants to cancel reservation {target}; a segment has been flown.")
     assert run_actions(env, [read, transfer], seed)[0] == 1.0
+    # the summary a person takes over from names the record: "x", or a summary of another reservation, hands over
+    # nothing (rl-envdoctor's corrupted oracle and falsepass's field echo were paid 1.0 for them)
+    for summary in ["x", "A segment has already been flown.", f"The user wants to cancel reservation {target[:-1]}{'Z' if target.endswith('Q') else 'Q'}."]:
+        score, info = run_actions(env, [read, call(TRANSFER, summary=summary)], seed)
+        assert score == 0.0 and info["reward_breakdown"]["handed_off"] == 0.0, summary
     assert run_actions(env, [transfer], seed)[0] == 0.0  # without looking
     assert run_actions(env, [read, cancel, transfer], seed)[0] == 0.0  # cancelled a flown trip first
     seed = seed_where(env, lambda s: s.bindings["self_service"])

@@ -42,9 +42,12 @@ CHECK = {
             "id": "handed_off",
             "type": "order",
             "when": "!self_service",
-            "description": "look the record up, then transfer the user to a human as the policy requires",
+            "description": (
+                "look the record up, then transfer the user to a human as the policy requires, with a summary "
+                "that names the record"
+            ),
             "first": {"tool": "get_reservation_details", "args": {"reservation_id": {"$var": "target"}}},
-            "then": {"tool": "transfer_to_human_agents"},
+            "then": {"tool": "transfer_to_human_agents", "args_from": "handoff_args"},
         },
         {
             "id": "no_write",

@@ -9,7 +9,8 @@ A matcher is plain JSON, so it lives in a spec file:
 - `{"$approx": 12.5, "$tol": 0.01}`: numeric within an absolute tolerance (default 0.01);
 - `{"$in": [a, b]}`: equal to one of the listed values;
 - `{"$any": true}`: present with any value;
-- `{"$not": matcher}`: does not satisfy the inner matcher.
+- `{"$not": matcher}`: does not satisfy the inner matcher;
+- `{"$mentions": value}`: a text that states the value (`language.values.text_mentions`: a summary naming the record).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from typing import Any
 
 import re2
 
-from trace_envs.language.values import as_number
+from trace_envs.language.values import as_number, text_mentions
 
 __all__ = ["BindingError", "compile_pattern", "matches", "pattern_problem", "regex_problems", "resolve",
            "values_equal"]
 
-OPERATORS = ("$var", "$regex", "$approx", "$in", "$any", "$not")
+OPERATORS = ("$var", "$regex", "$approx", "$in", "$any", "$not", "$mentions")
 
 
 class BindingError(KeyError):
@@ -123,6 +124,8 @@ def matches(matcher: Any, actual: Any, bindings: dict[str, Any]) -> bool:
             return isinstance(options, list) and any(matches(o, actual, bindings) for o in options)
         if op == "$not":
             return not matches(matcher["$not"], actual, bindings)
+        if op == "$mentions":
+            return isinstance(actual, str) and text_mentions(resolve(matcher["$mentions"], bindings), actual)
     if isinstance(matcher, dict) and isinstance(actual, dict):
         return matcher.keys() == actual.keys() and all(matches(matcher[k], actual[k], bindings) for k in matcher)
     if isinstance(matcher, list) and isinstance(actual, list):

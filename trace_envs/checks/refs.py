@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from trace_envs.checks.matching import is_operator, matches, regex_problems, values_equal
+from trace_envs.checks.matching import is_operator, matches, regex_problems
 from trace_envs.checks.trace import ActionTrace, TraceStep
 
 # A value longer than this is cut in a reason: a reason is one line someone reads.
@@ -32,8 +32,9 @@ class CallRef(BaseModel):
     )
     args_from: str | None = Field(
         default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$",
-        description="Binding holding arguments (a dict) the call also passes, each equal: the call the scenario "
-                    "expects whatever its argument names (a search for the user's own route and date).")
+        description="Binding holding arguments (a dict of values or matchers) the call also passes: the call the "
+                    "scenario expects whatever its argument names (a search for the user's own route and date, a "
+                    "hand-off summary that names the record).")
 
     @model_validator(mode="after")
     def _names_something(self) -> "CallRef":
@@ -62,7 +63,7 @@ class CallRef(BaseModel):
         if self.args_from is not None:
             expected = bindings.get(self.args_from)
             if not isinstance(expected, dict) or not all(
-                    k in step.arguments and values_equal(v, step.arguments[k]) for k, v in expected.items()):
+                    k in step.arguments and matches(v, step.arguments[k], bindings) for k, v in expected.items()):
                 return False
         return all(k in step.arguments and matches(m, step.arguments[k], bindings) for k, m in self.args.items())
 
@@ -73,7 +74,7 @@ class CallRef(BaseModel):
         shown = [f"{k}={show_matcher(m, bindings)}" for k, m in self.args.items()]
         if self.args_from is not None:
             expected = (bindings or {}).get(self.args_from)
-            shown += ([f"{k}={show_arg(v)}" for k, v in expected.items()] if isinstance(expected, dict)
+            shown += ([f"{k}={show_matcher(v, bindings)}" for k, v in expected.items()] if isinstance(expected, dict)
                       else [f"${self.args_from}"])
         return f"{head}({', '.join(shown)})" if shown else head
 
@@ -95,6 +96,8 @@ def show_matcher(matcher: Any, bindings: dict[str, Any] | None) -> str:
         return "one of [" + ", ".join(show_matcher(o, bindings) for o in options) + "]"
     if op == "$any":
         return "any"
+    if op == "$mentions":
+        return f"a text naming {show_matcher(inner, bindings)}"
     return f"not {show_matcher(inner, bindings)}"
 
 

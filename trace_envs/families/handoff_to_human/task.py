@@ -113,6 +113,9 @@ class HandoffEnv(RecordEnv):
             summary_of = request_text
         summary = f"The user ({kit.user_id or 'unidentified'}) asks to {summary_of}; the policy requires a human agent."
         handoff_call = call(handoff, **_handoff_args(spec, handoff, key, target, summary))
+        text = _summary_arg(spec, handoff, key)
+        if text is not None and target not in summary:  # a request about no record of the user's names none
+            text = None
         if self_service:
             assert write is not None
             steps = kit.write_steps(write, target, args)
@@ -140,7 +143,10 @@ class HandoffEnv(RecordEnv):
             request = UserRequest(kind="handoff", tool=handoff, target=target, phrase=summary_of)
         return Scenario(
             state=new_state({r[key]: r for r in [record, *others]}),
-            bindings={"target": target, "self_service": self_service, "reason": reason},
+            # the summary a person takes over from names the record (52 of the 60 summaries real agents wrote in
+            # the tau-bench and tau2 airline and retail runs name an id): "x" or another record's id hands over nothing
+            bindings={"target": target, "self_service": self_service, "reason": reason,
+                      "handoff_args": {text: {"$mentions": target}} if text else {}},
             opening=opening,
             facts=kit.facts,
             requests=[request],
@@ -150,14 +156,19 @@ class HandoffEnv(RecordEnv):
         )
 
 
+def _summary_arg(spec, handoff: str, key: str) -> str | None:
+    """The hand-off's first required text argument other than the key: the summary a person reads."""
+    tool = spec.tool(handoff)
+    return next((name for name in tool.required if name != key and isinstance(tool.properties.get(name), dict)
+                 and tool.properties[name].get("type") == "string"), None)
+
+
 def _handoff_args(spec, handoff: str, key: str, target: str, summary: str) -> dict[str, Any]:
     tool = spec.tool(handoff)
     fixed: dict[str, Any] = {key: target} if key in tool.properties else {}
-    for name in tool.required:
-        schema = tool.properties.get(name, {})
-        if name not in fixed and isinstance(schema, dict) and schema.get("type") == "string":
-            fixed[name] = summary
-            break
+    text = _summary_arg(spec, handoff, key)
+    if text is not None:
+        fixed[text] = summary
     return fill_arguments(tool, fixed)
 
 
@@ -177,8 +188,10 @@ class HandoffToHuman(Task):
         target = {key: {"$var": "target"}}
         read_target = CallRef(tool=read, args=target)
         clauses: list = [
-            Order(id="handed_off", weight=1, when="!self_service", first=read_target, then=CallRef(tool=handoff),
-                  description="look the record up, then transfer the user to a human as the policy requires"),
+            Order(id="handed_off", weight=1, when="!self_service", first=read_target,
+                  then=CallRef(tool=handoff, args_from="handoff_args"),
+                  description="look the record up, then transfer the user to a human as the policy requires, with a "
+                              "summary that names the record"),
             NoCall(id="no_write", when="!self_service", penalty=True, call=CallRef(kind="write"),
                    description="write nothing when a human must handle the request"),
         ]
