@@ -150,3 +150,17 @@ def test_the_words_users_ask_for_a_write_with_are_learned_from_the_runs():
     said = request_vocabularies(runs, ["appointments.convert", "clinicians.switch"])
     assert said["appointments.convert"] == ["make", "video", "visit"]
     assert "appointment" not in said["clinicians.switch"]  # every user says it
+
+
+def test_the_card_asked_for_is_one_the_reservation_was_paid_with(env_cls):
+    """Issue 26: every scenario's user asked to pay with the same card (one real call's), whoever they were. An id
+    argument the record holds under the same name (its payment history's payment_id) is the record's own."""
+    env = env_cls()
+    cards = set()
+    for seed in range(20):
+        env.reset(seed=seed)
+        record = env.scenario.state["records"][env.scenario.bindings["target"]]
+        card = write_args(env, WRITE)["payment_id"]
+        assert card in {p["payment_id"] for p in record["payment_history"]}
+        cards.add(card)
+    assert len(cards) >= 3

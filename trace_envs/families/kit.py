@@ -21,6 +21,7 @@ from trace_envs.runtime.world import (
     call,
     canonical_json,
     fill_arguments,
+    held_ids,
     listing,
     mirrored_request,
     words,
@@ -84,7 +85,8 @@ class Kit:
         """The write's arguments on `record`, and the ones the user states in the request. Arguments the runs show
         coming from the record (`arg_sources`: a refund's amount is the order's total) are read off the record and
         never handed over by the user; `fixed` ones, lists restating one the record holds (`mirrored_request`: new flights
-        on the reservation's own route) and the others' example values are what the user asks for."""
+        on the reservation's own route), ids the record holds (`held_ids`: the user's own card) and the others'
+        example values are what the user asks for."""
         spec = self.spec.tool(tool)
         target = record[self.key]
         sourced = {}
@@ -98,6 +100,7 @@ class Kit:
             sourced.update({a: record[a] for a in spec.properties if a in record and a not in (fixed or {})})
         taken = {*keyed, *sourced, *(fixed or {})}
         mirrored = mirrored_request(spec, record, taken, self.date_shift)
+        mirrored.update(held_ids(spec, record, taken | set(mirrored)))
         args = fill_arguments(spec, {**keyed, **sourced, **mirrored, **(fixed or {})})
         return args, {k: v for k, v in args.items() if k != self.key and k not in sourced}
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from trace_envs.jsontext import dumps
+from trace_envs.runtime.backend import is_id_name
 from trace_envs.runtime.base import TraceEnv
 from trace_envs.runtime.phrases import key_noun
 from trace_envs.runtime.records import example_for, fixed_positions, get_path, like_id, set_path, unique_ids
@@ -428,6 +429,23 @@ def mirrored_request(tool: ToolSpec, record: dict[str, Any], taken: set[str], sh
             continue
         moved = shift()
         out[name] = [{f: _moved(item[f], moved) for f in fields} for item in held]
+    return out
+
+
+def held_ids(tool: ToolSpec, record: dict[str, Any], taken: set[str]) -> dict[str, Any]:
+    """Values for the write's id arguments that the record itself holds under the same name (`payment_id` in a
+    reservation's payment history): the user's own card, not the card of the real call the example came from, which
+    every scenario's user would otherwise ask for whoever they are. The first value found, depth first."""
+    out: dict[str, Any] = {}
+    wanted = [a for a in tool.required if a not in taken and is_id_name(a)]
+    if not wanted:
+        return out
+    paths = leaf_paths(record)
+    for name in wanted:
+        found = next((v for path, values in paths.items() if path.rsplit(".", 1)[-1] == name
+                      for v in values if isinstance(v, str) and v), None)
+        if found is not None:
+            out[name] = found
     return out
 
 
