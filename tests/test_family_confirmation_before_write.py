@@ -160,7 +160,7 @@ def test_the_card_asked_for_is_one_the_reservation_was_paid_with(env_cls):
     for seed in range(20):
         env.reset(seed=seed)
         record = env.scenario.state["records"][env.scenario.bindings["target"]]
-        card = write_args(env, WRITE)["payment_id"]
+        card = env.scenario.bindings["write_args"]["payment_id"]
         assert card in {p["payment_id"] for p in record["payment_history"]}
         cards.add(card)
     assert len(cards) >= 3
