@@ -2,12 +2,12 @@
 
 Run it from its own venv (not the project's .venv), which holds trace-envs and the three tools only:
 
-    /work/main/.venv/bin/python -m venv /work/tpvenv
-    /work/main/.venv/bin/pip freeze | grep -v -e '^-e' -e '@ file' -e trace.envs > /tmp/tp_constraints.txt
-    /work/tpvenv/bin/pip install -c /tmp/tp_constraints.txt -e /work/main      # base package only: no torch
-    /work/tpvenv/bin/pip install -c /tmp/tp_constraints.txt openenv-core falsepass==0.11.0 rl-envdoctor==0.1.0 \
+    .venv/bin/python -m venv ../tpvenv
+    .venv/bin/pip freeze | grep -v -e '^-e' -e '@ file' -e trace.envs > /tmp/tp_constraints.txt
+    ../tpvenv/bin/pip install -c /tmp/tp_constraints.txt -e .                # base package only: no torch
+    ../tpvenv/bin/pip install -c /tmp/tp_constraints.txt openenv-core falsepass==0.11.0 rl-envdoctor==0.1.0 \
         gradecheck==0.1.0                                                     # openenv-core: `trace-envs serve`
-    /work/tpvenv/bin/python scripts/third_party_probes.py [--envs a,b] [--seeds 20] [--no-serve] [--search 120] [--out DIR]
+    ../tpvenv/bin/python scripts/third_party_probes.py [--envs a,b] [--seeds 20] [--no-serve] [--search 120] [--out DIR]
 
 It prints one table (tool/probe x env: max and mean reward over the seeds and the probe's variants), then, for every
 known-bad probe that earned more than 0 on an env, its best-paid episode replayed by hand with a fresh
