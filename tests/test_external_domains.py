@@ -48,6 +48,8 @@ def test_external_domain_deficits_recovered(domain, expected, tmp_path):
         gates = [line for line in res.output.splitlines() if line.startswith("    gate: ")]
         assert any(re.search(r"learned from the runs: \d+ write\(s\) by passed runs on an allowed value, \d+ record",
                              g) for g in gates), res.output
+    if domain == "library" and expected == "with":
+        _the_hold_is_placed_for_the_member_asking(out / "capabilities.json", tmp_path / "envs")
     scored = subprocess.run([sys.executable, str(EXTERNAL / "score.py"), str(out / "capabilities.json"),
                              str(tmp_path / f"{domain}.truth.json")], check=True, capture_output=True, text=True).stdout
     m = re.search(r"recovered (\d+) of (\d+) .*precision ([\d.]+)", scored)
@@ -55,3 +57,21 @@ def test_external_domain_deficits_recovered(domain, expected, tmp_path):
     assert int(m.group(1)) >= FLOORS[domain], scored
     assert float(m.group(3)) == 1.0, scored  # nothing kept for the decoy or the noise
 
+
+
+def _the_hold_is_placed_for_the_member_asking(capabilities: Path, out: Path) -> None:
+    """A write that names its user takes the user's own id: every place_hold scenario's user asked for the hold in the
+    name of jun_silva_9313, the member of the real call the example came from, while introducing themselves as
+    another member (found by falsepass's field echo on the env mined here)."""
+    from trace_envs.envs_loader import env_class, import_module_from
+    from trace_envs.generate.publish import MODULE_FILE, generate_one
+    from trace_envs.spec.io import load_specs
+
+    spec = next(s for s in load_specs(capabilities) if s.roles.get("write") == "place_hold")
+    assert generate_one(spec, out).published
+    env = env_class(import_module_from(out / spec.name / MODULE_FILE))()
+    for seed in range(5):
+        obs, _ = env.reset(seed=seed)
+        member = re.search(r"My member id is (\w+)\.", obs).group(1)
+        holds = [json.loads(a)["arguments"] for a in env.oracle_actions() if '"place_hold"' in a]
+        assert holds and all(h["member_id"] == member for h in holds), (obs, holds)
