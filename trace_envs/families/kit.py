@@ -54,7 +54,8 @@ class Kit:
             self.foreign = like_id(self.user_id, rng) if self.user_id else None
         elif self.user_id is None and identity and identity != self.key and spec.rules.user_example:
             # the records hold no owner (a bill has no account id), yet users of this domain say who they are
-            self.user_id = like_id(spec.rules.user_example, rng)
+            pool = [spec.rules.user_example, *spec.rules.user_examples]
+            self.user_id = like_id(pool[int(rng.integers(len(pool)))] if len(pool) > 1 else pool[0], rng)
         if self.user_id:
             self.facts[self.identity_label] = self.user_id
 

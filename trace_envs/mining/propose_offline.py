@@ -167,18 +167,20 @@ def domain_rules(profile: Any, rules: PolicyRules | None = None, runs: list[Run]
     policy = getattr(profile, "policy", "") or ""
     base = rules or PolicyRules()
     owner = _domain_owner(getattr(profile, "invariants", {}))
-    example = base.user_example
+    example, examples = base.user_example, list(base.user_examples)
     if owner and re.search(r"user\s*id|authenticat", policy, re.I):
         identify = base.identify_user or owner
     else:
         stated = _stated_owner(runs or [], owner, dict(getattr(profile, "kinds", {})))
         identify = base.identify_user or (stated[0] if stated else None)
-        example = example or (stated[1] if stated and not owner else None)
+        if stated and not owner and not example:
+            example, examples = stated[1][0], stated[1][1:]
     return base.model_copy(update={
         "now": base.now or getattr(profile, "now", None),
         "confirm_writes": base.confirm_writes or policy_requires_confirmation(policy),
         "identify_user": identify,
         "user_example": example if identify else None,
+        "user_examples": examples if identify else [],
     })
 
 
@@ -190,14 +192,18 @@ def _domain_owner(invariants: dict[str, list[Any]]) -> str | None:
     return max(shared, key=lambda p: shared[p]) if shared else None  # ties: the first found, as before
 
 
-def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> tuple[str, str] | None:
+USER_EXAMPLES = 20  # distinct ids of users' own a mined spec keeps to draw its scenarios' users after
+
+
+def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> tuple[str, list[str]] | None:
     """The field of the records the runs read that names who the user is, as most users' openings state it ("Hi,
-    I'm ana_silva_1234", a loan's `member_id`; "Hi, account AC482913"), and one value of it: the owner field when the
-    runs show one, else the top-level field whose value most openings state, across requests for at least two
-    different writes (a bill id is stated only by those who ask about that bill: the record of one request)."""
+    I'm ana_silva_1234", a loan's `member_id`; "Hi, account AC482913"), and the first `USER_EXAMPLES` distinct values
+    of it: the owner field when the runs show one, else the top-level field whose value most openings state, across
+    requests for at least two different writes (a bill id is stated only by those who ask about that bill: the record
+    of one request)."""
     stated: Counter = Counter()
     present: Counter = Counter()
-    examples: dict[str, str] = {}
+    examples: dict[str, list[str]] = {}
     writes: dict[str, set[str]] = {}
     for run in runs:
         fields: dict[str, str] = {}
@@ -211,7 +217,9 @@ def _stated_owner(runs: list[Run], owner: str | None, kinds: dict[str, str]) -> 
         for f, v in fields.items():
             if v in opening:
                 stated[f] += 1
-                examples.setdefault(f, v)
+                seen = examples.setdefault(f, [])
+                if v not in seen and len(seen) < USER_EXAMPLES:
+                    seen.append(v)
                 writes.setdefault(f, set()).update(made)
     ranked = [(n, f) for f, n in stated.items() if n >= 2 and n >= 0.5 * present[f] and len(writes[f]) >= 2]
     if not ranked:

@@ -130,14 +130,20 @@ class PolicyRules(BaseModel):
         default=None, description="An id of the kind users give for `identify_user` (`AC482913`), for scenarios whose "
         "records do not hold it (a bill has no account id): the user still says who they are."
     )
+    user_examples: list[str] = Field(
+        default_factory=list, max_length=50,
+        description="More ids of that kind, as different users of the runs gave them: a scenario draws its user's id "
+        "after one of them (else after `user_example`), so the users are not all one name.")
     writes: list[WriteRule] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
     def _leave_unset_example_out(self, handler: Any) -> dict[str, Any]:
-        # Added later: unset, it is left out, so earlier specs (their files and hashes) stay as they were.
+        # Added later: unset, they are left out, so earlier specs (their files and hashes) stay as they were.
         data = handler(self)
         if data.get("user_example") is None:
             data.pop("user_example", None)
+        if not data.get("user_examples"):
+            data.pop("user_examples", None)
         return data
 
     def rule(self, tool: str) -> WriteRule | None:
