@@ -220,3 +220,20 @@ def test_a_camel_case_field_is_asked_for_in_words_with_a_word_between():
                       "servicePoint.details.nextReading")
     assert asks_about(["Could you tell me the tracking number of my order?"], "fulfillments.0.tracking_id")
     assert not asks_about(["My name and zip code are Ana, 10001."], "zip_code")
+
+
+def test_a_request_to_act_on_a_field_does_not_ask_for_its_value():
+    """Held-out randomizer seed 84: users asked "Could you please move the contract for service point SP5054077 to my
+    new home?" (a transfer) more often than "I'd like to know the meter type of service point ...", so the miner
+    proposed telling the contract, whose env could not be built, and lost the meter-type deficit."""
+    from trace_envs.families.answer_from_records.detector import asks_about
+    from trace_envs.language.questions import asks_for_an_action
+
+    move = "Could you please move the contract for service point SP5054077 to my new home?"
+    assert asks_for_an_action(move) and not asks_about([move], "service_points.0.contract")
+    for question in ["Could you tell me the contract of service point SP5054077?",
+                     "Can you check what the contract on my service point is?",
+                     "I'd like to know the meter type of service point SP7331963."]:
+        assert not asks_for_an_action(question), question
+    assert asks_about(["Could you tell me the contract of service point SP5054077?"], "service_points.0.contract")
+    assert asks_about(["I'd like to know the meter type of service point SP7331963."], "service_points.0.meter_type")

@@ -192,3 +192,26 @@ def fact_phrasings(label: str, aliases: list[str] | tuple[str, ...] = ()) -> lis
 def without_offered_options(segment: str) -> str:
     """A question's text (lower case) without the options it offers as examples: what it states as known."""
     return _OPTIONS.sub(" ", segment.lower())
+
+
+# Verbs of a question that asks for information ("Could you tell me the due date?", "Can you check my balance?"); any
+# other verb after "could you" asks the agent to act ("Could you please move the contract for service point SP5 to my
+# new home?"), and the thing it acts on is not what the user wants to be told.
+_INFO_VERBS = (
+    "tell", "give", "check", "show", "find", "look", "let", "confirm", "remind", "say", "share", "read", "see",
+    "provide", "pull", "bring", "verify", "double-check", "get", "fetch", "explain", "send", "email", "text", "list",
+    "help", "know", "clarify", "figure",
+)
+_ACTION_REQUEST = re.compile(
+    r"\b(?:can|could|would|will) you\s+(?:please\s+|kindly\s+|just\s+|also\s+)*(?!(?:"
+    + "|".join(map(re.escape, _INFO_VERBS)) + r")\b)[a-z]+\b"
+)
+_WH_WORD = re.compile(r"\b(what|which|when|where|how much|how many|whether)\b")
+
+
+def asks_for_an_action(sentence: str) -> bool:
+    """Whether a user's sentence asks the agent to do something ("Could you please move the contract for service
+    point SP5054077 to my new home?") rather than to tell them something ("Could you tell me the contract of ...?",
+    "Can you check what the contract is?")."""
+    low = normalize(sentence)
+    return bool(_ACTION_REQUEST.search(low)) and not _WH_WORD.search(low)

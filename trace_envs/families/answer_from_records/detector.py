@@ -9,6 +9,7 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallMade, CallRef, Check
+from trace_envs.language.questions import asks_for_an_action
 from trace_envs.language.sentences import sentences
 from trace_envs.language.values import text_mentions
 from trace_envs.checks.trace import parse_result
@@ -52,7 +53,8 @@ def _field_pattern(path: str) -> str:
 def asks_about(texts: list[str], path: str) -> bool:
     """Whether one of the user's `texts` holds a question (see QUESTION) that asks for the field at `path`: its
     words after "the", a question word ("what", "which", "how much", ...) or "my <word>" ("the status of my order",
-    "what date", "my flight date"), never right after "my" ("my name and zip code" hands them over)."""
+    "what date", "my flight date"), never right after "my" ("my name and zip code" hands them over), and not in a
+    question that asks the agent to act ("Could you move the contract ...?": `asks_for_an_action`)."""
     asked = _asking(path)
     return any(asked.search(s) for t in texts for s in _questions(t))
 
@@ -68,8 +70,8 @@ def _asking(path: str) -> re.Pattern[str]:
 
 @lru_cache(maxsize=8192)  # every user turn is searched once per field of every read the miner tries
 def _questions(text: str) -> tuple[str, ...]:
-    """The sentences of `text` that are questions (see QUESTION)."""
-    return tuple(s for s in sentences(text) if QUESTION.search(s))
+    """The sentences of `text` that are questions (see QUESTION) for information, not requests to act."""
+    return tuple(s for s in sentences(text) if QUESTION.search(s) and not asks_for_an_action(s))
 
 
 def askable(path: str, key: str, record: Any = None) -> bool:
