@@ -204,3 +204,15 @@ def test_real_tools_keep_their_kinds_and_the_transfer_is_a_hand_off(path):
         prof = build_profile(runs)
         assert prof.kinds == {n: expected[n] for n in prof.tools}
         assert set(prof.handoffs) == {"transfer_to_human_agents"}
+
+
+def test_a_description_that_gets_something_new_is_no_read():
+    """Held-out randomizer seed 87: "Get an extension on the final project for an enrollment. Billed to a financial
+    aid award on file." was read as a read by its first verb; the tool acknowledged a change on every call
+    ("Success: enrollment EN-08281 requested.") and its invented award id went unnoticed. Getting something new is
+    obtaining; a bill names a change; getting a list of things still reads."""
+    extension = "Get an extension on the final project for an enrollment. Billed to a financial aid award on file."
+    assert kind_from_definition({"description": extension})[0] == "write"
+    assert kind_from_definition({"description": "Get a refund for an order."}) is None  # the runs decide
+    for read in ["Get the details of a reservation.", "Get a list of the user's orders.", "Gets a summary of a bill."]:
+        assert kind_from_definition({"description": read})[0] == "read", read

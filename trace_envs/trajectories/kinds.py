@@ -46,7 +46,7 @@ _OPENER = re.compile(
 )
 _READ_ONLY = re.compile(r"\b(?:read[- ]only|does not (?:change|modify|alter|write)|without (?:changing|modifying)|"
                         r"no side[- ]effects?|only reads)\b", re.I)
-_CHANGES = re.compile(r"\b(?:changes|modifies|alters|overwrites|permanently|irreversibl[ey])\b", re.I)
+_CHANGES = re.compile(r"\b(?:changes|modifies|alters|overwrites|permanently|irreversibl[ey]|billed|charged)\b", re.I)
 _NEW_VALUE = re.compile(r"^\s*(?:the )?new\b", re.I)
 
 
@@ -156,6 +156,20 @@ def stated_kind(definition: Mapping[str, Any]) -> ToolKind | None:
     return None
 
 
+# What "Get a ..." fetches when it reads: "Get a list of the user's orders", "Get a summary of ...".
+_FETCHED = frozenset({"list", "summary", "overview", "count", "copy", "description", "breakdown", "snapshot",
+                      "report", "quote", "record", "history"})
+
+
+def _acquires(words: list[str]) -> bool:
+    """A description that opens with getting something new ("Get an extension on the final project for an
+    enrollment. Billed to a financial aid award on file."): obtaining, not reading, so its verb decides nothing and
+    the rest of the evidence does."""
+    head = [w.lower() for w in words[:3]]
+    return len(head) >= 3 and head[0] in ("get", "gets", "obtain", "obtains") and head[1] in ("a", "an") \
+        and head[2] not in _FETCHED
+
+
 def kind_from_definition(definition: Mapping[str, Any] | None) -> tuple[ToolKind, str] | None:
     """read / write / other with why, from a tool definition: the kind it states, else what its description says
     the tool does (its first verb; "read-only" / "does not change" / "permanently"), else a schema that takes a new
@@ -170,7 +184,7 @@ def kind_from_definition(definition: Mapping[str, Any] | None) -> tuple[ToolKind
         if _READ_ONLY.search(desc):
             return "read", "its description says it changes nothing"
         words = re.findall(r"[A-Za-z]+", _OPENER.sub("", desc, count=1))
-        kind = _kind_of_verb(words[0].lower(), inflected=True) if words else None
+        kind = _kind_of_verb(words[0].lower(), inflected=True) if words and not _acquires(words) else None
         if kind is not None:
             return kind, f'its description: "{" ".join(desc.split())[:60]}"'
         if _CHANGES.search(desc):
