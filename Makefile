@@ -15,11 +15,11 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	# torch first, pinned, through pip: its CPU build lies on this machine's disk where pip's own configuration finds
 	# it; any other spec pulls a multi-GB CUDA build. The rest through uv, with torch held at the same pin: about 10 s
-	# where pip took 55-60 s. pip stays the fallback where uv cannot be installed.
+	# where pip took 55-60 s. pip stays the fallback where uv cannot be installed or its install fails.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q uv || true
-	if test -x $(BIN)/uv; then $(BIN)/uv pip install --python $(BIN)/python -q torch==2.13.0 -e '.[$(EXTRAS)]'; \
-	else $(BIN)/pip install -q -e '.[$(EXTRAS)]'; fi
+	test -x $(BIN)/uv && $(BIN)/uv pip install --python $(BIN)/python -q torch==2.13.0 -e '.[$(EXTRAS)]' \
+		|| $(BIN)/pip install -q -e '.[$(EXTRAS)]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
