@@ -104,7 +104,7 @@ class Kit:
         mirrored.update(held_ids(spec, record, taken | set(mirrored)))
         # the user's own id where the write names its user (a hold placed for the member asking), not the id of the
         # real call the example came from
-        for name in {self.spec.rules.identify_user, self.source.owner_field} - {None}:
+        for name in dict.fromkeys(n for n in (self.spec.rules.identify_user, self.source.owner_field) if n):
             if self.user_id and name in spec.required and name not in taken and name not in mirrored:
                 mirrored[name] = self.user_id
         args = fill_arguments(spec, {**keyed, **sourced, **mirrored, **(fixed or {})})

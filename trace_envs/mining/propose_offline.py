@@ -91,7 +91,7 @@ class _Builder:
         found = get_detector(detector)
         family = found.task
         params = dict(p.params or {})
-        description, note = p.description, ""
+        description, note, inferred = p.description, "", {}
         if p.params is None:
             inferred, note = found.infer_params(p.roles, self.index, self.policy, self.rules)
             params = {**inferred, **params}
@@ -138,7 +138,7 @@ class _Builder:
             )
         except ValueError as exc:  # e.g. a family whose env needs a role the data cannot supply
             why = str(exc).split("Value error, ", 1)[-1].split(" [type=", 1)[0].strip()
-            if note and not params.get("field"):  # why no gate was learned: the evidence that would settle it
+            if note and not inferred:  # why nothing was learned: the evidence that would settle it
                 why += f" ({note.strip()})"
             self.skipped.append(f"{n}: {why}")
             return
@@ -245,13 +245,13 @@ def learned_rules(ctx: ProposalContext, rules: PolicyRules) -> PolicyRules:
     env over that write (an option choice, a completion) draws records the shown policy allows, not only the env
     that checks the rule. Gates the policy only mentions somewhere are left to the families that check them."""
     added = []
+    policy = ctx.profile.policy or ""
     for write in ctx.writes:
         if rules.rule(write) is not None:
             continue
         read, key = ctx.read_key(write)
         if not read or not key:
             continue
-        policy = ctx.profile.policy or ""
         gate = next((g for g in gate_candidates(ctx.index, read, write, key)
                      if policy_support(policy, g, write) == 2), None)
         if gate is not None:

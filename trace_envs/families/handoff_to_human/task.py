@@ -112,8 +112,8 @@ class HandoffEnv(RecordEnv):
             opening = f"{kit.greeting()} {request_text}"
             summary_of = request_text
         summary = f"The user ({kit.user_id or 'unidentified'}) asks to {summary_of}; the policy requires a human agent."
-        handoff_call = call(handoff, **_handoff_args(spec, handoff, key, target, summary))
         text = _summary_arg(spec, handoff, key)
+        handoff_call = call(handoff, **_handoff_args(spec, handoff, key, target, text, summary))
         if text is not None and target not in summary:  # a request about no record of the user's names none
             text = None
         if self_service:
@@ -163,10 +163,10 @@ def _summary_arg(spec, handoff: str, key: str) -> str | None:
                  and tool.properties[name].get("type") == "string"), None)
 
 
-def _handoff_args(spec, handoff: str, key: str, target: str, summary: str) -> dict[str, Any]:
+def _handoff_args(spec, handoff: str, key: str, target: str, text: str | None, summary: str) -> dict[str, Any]:
+    """The hand-off's arguments: the key when it takes one, `summary` as its text argument `text`, examples else."""
     tool = spec.tool(handoff)
     fixed: dict[str, Any] = {key: target} if key in tool.properties else {}
-    text = _summary_arg(spec, handoff, key)
     if text is not None:
         fixed[text] = summary
     return fill_arguments(tool, fixed)
