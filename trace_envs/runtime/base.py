@@ -397,8 +397,8 @@ class TraceEnv(gym.Env[str, str]):
             tool_calls.append(
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": dumps(args)}}
             )
-            result, error = self._execute(name, args)
             tool = self._tools.get(name)
+            result, error = self._execute(name, args, tool)
             text = result_text(result, error, tool.result_style if tool is not None else "json")
             outputs.append((cid, name, text))
             self._steps.append(TraceStep.of_call(name, args, result, error))
@@ -412,8 +412,7 @@ class TraceEnv(gym.Env[str, str]):
             return outputs[0][2]
         return "\n".join(f"{name}: {text}" for _, name, text in outputs)
 
-    def _execute(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
-        tool = self._tools.get(name)
+    def _execute(self, name: str, args: dict[str, Any], tool: ToolSpec | None) -> tuple[Any, bool]:
         if tool is None:
             return {"error": f"unknown tool {name!r}; available: {', '.join(self._tools)}"}, True
         types = self._argument_types.get(name)

@@ -22,14 +22,14 @@ MAX_CALLS_PER_ACTION = 16
 _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ParsedCall:
     name: str
     arguments: dict[str, Any]
     call_id: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedAction:
     """`calls` to run, `text` said to the user (may be empty), or `error` when a call was malformed."""
 
@@ -57,6 +57,20 @@ def clean_text(action: Any) -> str:
 def parse_action(action: Any) -> ParsedAction:
     text = clean_text(action)
     stripped = text.strip()
+    if stripped[:1] == "{" and "<tool_call>" not in stripped:
+        # The usual action, one `{"name": ..., "arguments": {...}}` object, parsed without the general walk below
+        # (an env step's parsing was a fifth of the step); any other shape takes that walk.
+        try:
+            data = json.loads(stripped)
+        except RecursionError:
+            return ParsedAction(error="invalid tool call JSON: nested too deeply")
+        except ValueError as exc:
+            return ParsedAction(error=f"invalid tool call JSON: {exc}")
+        if isinstance(data, dict) and "tool_calls" not in data and not isinstance(data.get("function"), dict):
+            got = _one_call(data, None)
+            return ParsedAction(error=got) if isinstance(got, str) else ParsedAction(calls=got)
+        got = _calls_from_obj(data, depth=0)
+        return ParsedAction(error=got) if isinstance(got, str) else _bounded(ParsedAction(calls=got))
     if stripped[:1] in "{[" and "<tool_call>" in stripped:
         # A whole-action JSON call whose argument text mentions the tag is still that call.
         got = _calls_from_json_text(stripped)

@@ -121,14 +121,24 @@ class ScriptedUser:
         self._nudges = 0
         if not ok:
             return
-        values = set(_scalars(arguments))
+        values: set[str] | None = None  # the arguments' scalars, walked only for a request this call is of
         for i, req in enumerate(self.requests):
-            if self._status[i] != "pending" or (req.target is not None and req.target not in values):
+            if self._status[i] != "pending":
                 continue
             if req.kind == "info":
-                if name == req.tool or (req.tool is None and kind in (None, "read")):
-                    self._answered[i] = True
-            elif name == req.tool:
+                of_request = name == req.tool or (req.tool is None and kind in (None, "read"))
+            else:
+                of_request = name == req.tool
+            if not of_request:
+                continue
+            if req.target is not None:
+                if values is None:
+                    values = set(_scalars(arguments))
+                if req.target not in values:
+                    continue
+            if req.kind == "info":
+                self._answered[i] = True
+            else:
                 self._status[i] = "done"
 
     def take_performed(self) -> list[UserAction]:
