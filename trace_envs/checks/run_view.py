@@ -3,6 +3,8 @@ called successfully."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from trace_envs.checks.attribution import BORROWED, Attribution, attribute
 from trace_envs.checks.trace import ActionTrace, TraceStep
 from trace_envs.trajectories.models import Run
@@ -15,7 +17,7 @@ class RunView:
     holds the tools the agent called with a result that is not an error: a run whose only write failed never
     exercised that write, as no positive clause counts an errored call."""
 
-    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "_user_text", "_attribution")
+    __slots__ = ("run", "trace", "gt_steps", "gt_names", "called", "kinds", "memo", "_user_text", "_attribution")
 
     def __init__(self, run: Run, tool_kinds: dict[str, str]) -> None:
         self.run = run
@@ -27,6 +29,8 @@ class RunView:
         )
         self.gt_names = {g.name for g in gt} if gt is not None else None
         self.called = {s.name for s in self.trace.steps if s.kind == "call" and not s.error}
+        # what one labeler derived from the run and the next candidate's labeler reads again, by the deriver's key
+        self.memo: dict[str, Any] = {}
         self._user_text: str | None = None
         self._attribution: Attribution | None | bool = False
 

@@ -30,10 +30,20 @@ class TraceStep(BaseModel):
     def of_call(cls, name: str, arguments: dict[str, Any], result: Any, error: bool) -> "TraceStep":
         """A tool call the env just ran, whose fields are already of their types: built without validation or
         `model_construct`'s generic field walk, which were a tenth of an env step each. Equal to the validated step."""
+        return cls._built({"kind": "call", "name": name, "arguments": arguments, "result": result, "error": error,
+                           "text": None}, {"kind", "name", "arguments", "result", "error"})
+
+    @classmethod
+    def of_text(cls, kind: Literal["say", "user"], text: str) -> "TraceStep":
+        """A message step, built without validation as `of_call` is (mining builds one per message of every run)."""
+        return cls._built({"kind": kind, "name": None, "arguments": {}, "result": None, "error": False, "text": text},
+                          {"kind", "text"})
+
+    @classmethod
+    def _built(cls, fields: dict[str, Any], fields_set: set[str]) -> "TraceStep":
         step = _new(cls)
-        _setattr(step, "__dict__", {"kind": "call", "name": name, "arguments": arguments, "result": result,
-                                    "error": error, "text": None})
-        _setattr(step, "__pydantic_fields_set__", {"kind", "name", "arguments", "result", "error"})
+        _setattr(step, "__dict__", fields)
+        _setattr(step, "__pydantic_fields_set__", fields_set)
         _setattr(step, "__pydantic_extra__", None)
         _setattr(step, "__pydantic_private__", None)
         return step
@@ -69,19 +79,12 @@ class ActionTrace(BaseModel):
             content = msg.get("content")
             if role == "assistant":
                 if isinstance(content, str) and content.strip():
-                    steps.append(TraceStep(kind="say", text=content))
+                    steps.append(TraceStep.of_text("say", content))
                 for call in calls_by_msg.get(i, []):
-                    steps.append(
-                        TraceStep(
-                            kind="call",
-                            name=call.name,
-                            arguments=call.arguments,
-                            result=parse_result(call.result),
-                            error=call.error,
-                        )
-                    )
+                    args = call.arguments if isinstance(call.arguments, dict) else {}
+                    steps.append(TraceStep.of_call(str(call.name), args, parse_result(call.result), bool(call.error)))
             elif role == "user" and isinstance(content, str):
-                steps.append(TraceStep(kind="user", text=content))
+                steps.append(TraceStep.of_text("user", content))
         return cls(steps=steps, tool_kinds=dict(tool_kinds or {}))
 
 

@@ -22,15 +22,22 @@ from trace_envs.mining.detector import Label
 from trace_envs.trajectories.handoff import is_handoff
 
 
-def _expected(view: RunView) -> list[str]:
-    """The names of the agent's state-changing expected actions (hand-offs included)."""
-    return [g.name for g in view.run.ground_truth or []
-            if g.requestor == "agent" and state_changing(g.name, g.arguments, view.kinds)]
+def _expected(view: RunView) -> tuple[frozenset[str], int]:
+    """The names of the agent's state-changing expected actions (hand-offs included), and how many of those actions
+    are no hand-off; read once per run, whichever candidate asks first."""
+    got = view.memo.get("departures.expected")
+    if got is None:
+        names = [g.name for g in view.run.ground_truth or []
+                 if g.requestor == "agent" and state_changing(g.name, g.arguments, view.kinds)]
+        got = view.memo["departures.expected"] = (frozenset(names),
+                                                   sum(not is_handoff(n, view.kinds) for n in names))
+    return got
 
 
 def _expects(view: RunView, tool: str | None) -> bool:
     """Whether the expected actions include `tool` (None: any write that is not a hand-off)."""
-    return any(n == tool if tool else not is_handoff(n, view.kinds) for n in _expected(view))
+    names, writes = _expected(view)
+    return tool in names if tool else writes > 0
 
 
 def missing(view: RunView, tool: str | None) -> Label | None:
@@ -49,7 +56,7 @@ def missing(view: RunView, tool: str | None) -> Label | None:
 
 
 def _n_expected(view: RunView) -> int:
-    return sum(not is_handoff(n, view.kinds) for n in _expected(view))
+    return _expected(view)[1]
 
 
 def unwarranted(view: RunView, tool: str, asked: bool) -> Label | None:

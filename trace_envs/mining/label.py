@@ -67,6 +67,19 @@ def label_view(cand: Candidate, view: RunView) -> str:
     return get_detector(cand.detector).label(view, cand.check, cand.args)
 
 
+def _labeler(cand: Candidate) -> tuple[Callable[..., str], Check, dict[str, Any]] | Exception | None:
+    """`label_view`'s labeler, check and arguments of a family candidate (None for an LLM-labelled one), or the error
+    looking its detector up raised, which then marks each of its runs NA as a labeler's own error does."""
+    if cand.labeler == "llm":
+        return None
+    try:
+        if cand.labeler != "family":
+            raise ValueError(f"candidate {cand.name!r} has labeler {cand.labeler!r}, which is not programmatic")
+        return get_detector(cand.detector).label, cand.check, cand.args
+    except Exception as exc:  # noqa: BLE001 - reported per candidate, as a labeler's error is
+        return exc
+
+
 def label_run(cand: Candidate, run: Run, tool_kinds: dict[str, str]) -> str:
     return label_view(cand, RunView(run, tool_kinds))
 
@@ -108,6 +121,8 @@ def label_runs(
     failed: list[bool] = []
     errors: dict[str, str] = {}
     c = len(candidates)
+    # each family candidate's labeler and check, looked up once rather than per run
+    labelers = [_labeler(cand) for cand in candidates]
     for run in runs:
         view = RunView(run, tool_kinds)
         if attributions is not None and run.run_id in attributions:
@@ -117,8 +132,11 @@ def label_runs(
             try:
                 if cand.labeler == "llm":
                     lab = llm_labeler(cand, run) if llm_labeler else "NA"
+                elif isinstance(labelers[j], Exception):
+                    raise labelers[j]
                 else:
-                    lab = label_view(cand, view)
+                    label, check, args = labelers[j]
+                    lab = label(view, check, args)
             except Exception as exc:  # a bad candidate must not stop mining
                 errors.setdefault(cand.name, f"{type(exc).__name__}: {exc}")
                 lab = "NA"

@@ -41,14 +41,20 @@ def asked_and_heard_no(view: RunView, check: Check, tool: str, rivals: Sequence[
     clause = next((c for c in check.clauses if isinstance(c, Confirmation)), None)
     if clause is None:
         return False
-    steps = view.trace.steps
-    words = words_for(clause.call, clause.action_words, view.trace, tool)
-    for i, step in enumerate(steps):
+    words: list[str] | None = None
+    reply = None  # the first user message after the step at hand, walking back from the end
+    for step in reversed(view.trace.steps):
+        if step.kind == "user":
+            reply = step
+            continue
         if step.kind != "say":
             continue
         # the user's no first: one search of a short reply, where most questions of a labelled run hear a yes
-        reply = next((s for s in steps[i + 1 :] if s.kind == "user"), None)
-        if reply is None or not declines(reply.text) or not asks(step.text, clause.ask_pattern, words, []):
+        if reply is None or not declines(reply.text):
+            continue
+        if words is None:
+            words = words_for(clause.call, clause.action_words, view.trace, tool)
+        if not asks(step.text, clause.ask_pattern, words, []):
             continue
         if _named(words, step.text) > max((_named(r, step.text) for r in rivals), default=0):
             return True
