@@ -27,7 +27,7 @@ and word lists only: it runs at every env step. Each kind's phrasings live with 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -91,7 +91,8 @@ def read_message(text: str) -> Reading:
     """The kind of turn `text` is (see the module docstring), with what it asks and whether it signs off."""
     # a turn longer than a reader takes in is read afresh: kept, 4,096 of them could hold 400 MB of a model's rambling
     reading = _read(text) if len(text) <= MAX_READ else _read.__wrapped__(text)
-    return replace(reading, facts=list(reading.facts))
+    # a copy, so no caller's change reaches the kept reading (built directly: `dataclasses.replace` walks the fields)
+    return Reading(**{**reading.__dict__, "facts": list(reading.facts)})
 
 
 @lru_cache(maxsize=4096)  # validation replays the same agent turns over every probe and mutant of a seed

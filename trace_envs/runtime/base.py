@@ -232,7 +232,7 @@ class TraceEnv(gym.Env[str, str]):
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": self.opening},
         ]
-        self._steps = [TraceStep(kind="user", text=self.opening)]
+        self._steps = [TraceStep.of_text("user", self.opening)]
         self._turns = 0
         self._call_counter = 0
         self._paid = 0.0
@@ -323,7 +323,7 @@ class TraceEnv(gym.Env[str, str]):
         args = arguments if isinstance(arguments, dict) else {}
         if nesting_exceeds(args):
             error = json.dumps({"error": f"invalid arguments for {name}: nested more than {MAX_ARGUMENT_DEPTH} levels deep"})
-            self._steps.append(TraceStep(kind="call", name=name, arguments={}, result=error, error=True))
+            self._steps.append(TraceStep.of_call(name, {}, error, True))
             self.user.observe_call(name, {}, ok=False, kind=self._kinds.get(name))
             return error
         return self._run_calls([(name, args, None)])
@@ -337,7 +337,7 @@ class TraceEnv(gym.Env[str, str]):
             if RESULT in action.report:  # the user reads out what its tool showed, in the order it did them
                 reply = reply.replace(RESULT, result if isinstance(result, str) else json.dumps(result), 1)
         self._messages.append({"role": "user", "content": reply})
-        self._steps.append(TraceStep(kind="user", text=reply))
+        self._steps.append(TraceStep.of_text("user", reply))
         if ended:
             self.done = True
         return reply, ended
@@ -376,7 +376,7 @@ class TraceEnv(gym.Env[str, str]):
 
     def _record_say(self, text: str) -> None:
         self._messages.append({"role": "assistant", "content": text})
-        self._steps.append(TraceStep(kind="say", text=text))
+        self._steps.append(TraceStep.of_text("say", text))
 
     def _user_call(self, name: str, args: dict[str, Any]) -> Any:
         """The user ran its own tool `name` (the agent is never offered it): the trace records the call, whose result
@@ -385,7 +385,7 @@ class TraceEnv(gym.Env[str, str]):
             result, error = self.run_tool(name, args, self.scenario.state), False  # type: ignore[union-attr]
         except ToolError as exc:
             result, error = {"error": str(exc)}, True
-        self._steps.append(TraceStep(kind="call", name=name, arguments=args, result=result, error=error))
+        self._steps.append(TraceStep.of_call(name, args, result, error))
         return result
 
     def _run_calls(self, calls: list[tuple[str, dict[str, Any], str | None]]) -> str:
