@@ -25,7 +25,7 @@ class RunView:
         self.trace = ActionTrace.from_run(run, tool_kinds)
         gt = [g for g in run.ground_truth or [] if g.requestor == "agent"] if run.ground_truth is not None else None
         self.gt_steps = (
-            [TraceStep(kind="call", name=g.name, arguments=g.arguments) for g in gt] if gt is not None else None
+            [TraceStep.of_call(g.name, g.arguments, None, False) for g in gt] if gt is not None else None
         )
         self.gt_names = {g.name for g in gt} if gt is not None else None
         self.called = {s.name for s in self.trace.steps if s.kind == "call" and not s.error}

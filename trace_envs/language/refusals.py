@@ -84,6 +84,7 @@ def refuses_with_reason(text: str | None, words: list[str] | None = None) -> boo
     return False
 
 
+@lru_cache(maxsize=8192)  # an agent's sentences recur across runs and replays; the decline scan is a long alternation
 def _declines(sentence: str) -> bool:
     for m in _DECLINE.finditer(sentence):
         if _NOT_THE_AGENT.search(sentence[: m.start()]) or _LOOKUP.search(sentence[m.end() :]):

@@ -9,6 +9,7 @@ Labels are coded as int8 for the selection matrix: PRESENT = 1, LACKING = -1, NA
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
@@ -115,7 +116,7 @@ def label_runs(
     each prepared run after it is labelled (the miner's diagnosis reads its attribution there, computed once);
     `attributions` are ones already computed, by run id (the proposer's), used instead of computing them again.
     """
-    rows: list[np.ndarray] = []
+    rows: list[array] = []
     run_ids: list[str] = []
     task_ids: list[str] = []
     failed: list[bool] = []
@@ -127,7 +128,7 @@ def label_runs(
         view = RunView(run, tool_kinds)
         if attributions is not None and run.run_id in attributions:
             view.attribution = attributions.pop(run.run_id)
-        row = np.zeros(c, dtype=np.int8)
+        row = array("b", bytes(c))  # a compact row; numpy's per-element assignment cost more than the labelling loop
         for j, cand in enumerate(candidates):
             try:
                 if cand.labeler == "llm":
@@ -149,7 +150,8 @@ def label_runs(
         failed.append(not run.success)
         if progress:
             progress(1)
-    labels = np.vstack(rows) if rows else np.zeros((0, c), dtype=np.int8)
+    labels = (np.frombuffer(b"".join(r.tobytes() for r in rows), dtype=np.int8).reshape(len(rows), c).copy()
+              if rows else np.zeros((0, c), dtype=np.int8))
     return LabelMatrix(labels=labels, run_ids=run_ids, task_ids=task_ids, failed=np.array(failed, dtype=bool),
                        errors=errors)
 
