@@ -7,13 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from trace_envs.trajectories.models import Run
+from trace_envs.trajectories.models import Run, built
 
 StepKind = Literal["call", "say", "user"]
-
-
-_new = object.__new__
-_setattr = object.__setattr__
 
 
 class TraceStep(BaseModel):
@@ -30,23 +26,13 @@ class TraceStep(BaseModel):
     def of_call(cls, name: str, arguments: dict[str, Any], result: Any, error: bool) -> "TraceStep":
         """A tool call the env just ran, whose fields are already of their types: built without validation or
         `model_construct`'s generic field walk, which were a tenth of an env step each. Equal to the validated step."""
-        return cls._built({"kind": "call", "name": name, "arguments": arguments, "result": result, "error": error,
-                           "text": None}, {"kind", "name", "arguments", "result", "error"})
+        return built(cls, {"kind": "call", "name": name, "arguments": arguments, "result": result, "error": error,
+                           "text": None})
 
     @classmethod
     def of_text(cls, kind: Literal["say", "user"], text: str) -> "TraceStep":
         """A message step, built without validation as `of_call` is (mining builds one per message of every run)."""
-        return cls._built({"kind": kind, "name": None, "arguments": {}, "result": None, "error": False, "text": text},
-                          {"kind", "text"})
-
-    @classmethod
-    def _built(cls, fields: dict[str, Any], fields_set: set[str]) -> "TraceStep":
-        step = _new(cls)
-        _setattr(step, "__dict__", fields)
-        _setattr(step, "__pydantic_fields_set__", fields_set)
-        _setattr(step, "__pydantic_extra__", None)
-        _setattr(step, "__pydantic_private__", None)
-        return step
+        return built(cls, {"kind": kind, "name": None, "arguments": {}, "result": None, "error": False, "text": text})
 
 
 class ActionTrace(BaseModel):

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from trace_envs.spec.rules import PolicyRules
-from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall
+from trace_envs.jsontext import dumps
+from trace_envs.trajectories.models import GroundTruthAction, Run, ToolCall, built
 
 STR = {"type": "string"}
 NUMBER = {"type": "number"}
@@ -79,15 +80,15 @@ class Builder:
     def _tool_call(self, role: str, requestor: str, name: str, args: dict[str, Any], result: Any, error: bool) -> None:
         cid = f"call_{len(self.calls)}_{self.rng.getrandbits(32):08x}"
         idx = len(self.messages)
-        call = {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-        text = result if isinstance(result, str) else json.dumps(result)
+        call = {"id": cid, "type": "function", "function": {"name": name, "arguments": dumps(args)}}
+        text = result if isinstance(result, str) else dumps(result)
         reply = {"role": "tool", "tool_call_id": cid, "name": name, "content": text}
         if requestor == "user":  # tau2 marks the user's own calls and their replies
             call["requestor"] = reply["requestor"] = "user"
         self.messages.append({"role": role, "content": None, "tool_calls": [call]})
         self.messages.append(reply)
-        self.calls.append(ToolCall.model_construct(
-            id=cid, name=name, arguments=args, result=text, error=error, requestor=requestor, message_index=idx))
+        self.calls.append(built(ToolCall, {"id": cid, "name": name, "arguments": args, "result": text, "error": error,
+                                           "error_reason": None, "requestor": requestor, "message_index": idx}))
 
 
 def env_messages(env: Any) -> list[dict[str, Any]]:
@@ -132,7 +133,7 @@ def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: I
     noise = not deficits and rng.random() < noise_rate
     success = not deficits and not noise
     planted = {"task_kind": kind, "deficits": deficits, "noise": noise, **truth}
-    run = Run.model_construct(
+    run = built(Run, dict(
         run_id=f"{prefix}/{run_idx}",
         source="planted",
         file=None,
@@ -147,7 +148,7 @@ def finish_run(run_idx: int, rng: random.Random, b: Builder, kind: str, shown: I
         tools=tools,
         instruction=instruction,
         meta={"domain": domain, **(meta or {}), "planted": planted},
-    )
+    ))
     return run, planted
 
 

@@ -19,6 +19,22 @@ RESULT_STYLES: tuple[str, ...] = ("json", "python-repr")
 PROSE_ARGS = frozenset({"summary", "reason", "thought", "expression", "note", "notes", "comment", "message", "text"})
 
 
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def built(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
+    """An instance of `cls` holding `fields` (every field, each already of its type), built without validation or
+    `model_construct`'s walk over the fields: for what the library builds by the thousand from values it made itself
+    (a trace step per message of every mined run, a planted run's calls). Equal to the validated instance."""
+    obj = _new(cls)
+    _setattr(obj, "__dict__", fields)
+    _setattr(obj, "__pydantic_fields_set__", set(fields))
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
+    return obj
+
+
 class ToolCall(BaseModel):
     """One tool call made during a run, joined with its result."""
 
