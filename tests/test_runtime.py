@@ -201,6 +201,19 @@ def test_a_call_step_built_fast_is_the_validated_step():
     assert fast == slow and repr(fast) == repr(slow)
     assert fast.model_dump() == slow.model_dump() and fast.model_fields_set == slow.model_fields_set
     assert pickle.loads(pickle.dumps(fast)) == slow and fast.model_copy(update={"error": True}).error is True
+    for kind in ("say", "user"):
+        fast, slow = TraceStep.of_text(kind, "Hello."), TraceStep(kind=kind, text="Hello.")
+        assert fast == slow and repr(fast) == repr(slow) and fast.model_fields_set == slow.model_fields_set
+
+
+def test_a_planted_run_built_fast_is_the_validated_run():
+    from trace_envs.datasets.planted import iter_planted
+    from trace_envs.trajectories.models import Run
+
+    for run in iter_planted(20, seed=3):
+        again = Run.model_validate(run.model_dump())
+        assert run == again and run.model_dump_json() == again.model_dump_json()
+        assert all(type(c).__name__ == "ToolCall" for c in run.tool_calls)
 
 
 @pytest.mark.parametrize("schema, value, ok", [

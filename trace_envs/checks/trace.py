@@ -27,12 +27,13 @@ class TraceStep(BaseModel):
         """A tool call the env just ran, whose fields are already of their types: built without validation or
         `model_construct`'s generic field walk, which were a tenth of an env step each. Equal to the validated step."""
         return built(cls, {"kind": "call", "name": name, "arguments": arguments, "result": result, "error": error,
-                           "text": None})
+                           "text": None}, {"kind", "name", "arguments", "result", "error"})
 
     @classmethod
     def of_text(cls, kind: Literal["say", "user"], text: str) -> "TraceStep":
         """A message step, built without validation as `of_call` is (mining builds one per message of every run)."""
-        return built(cls, {"kind": kind, "name": None, "arguments": {}, "result": None, "error": False, "text": text})
+        return built(cls, {"kind": kind, "name": None, "arguments": {}, "result": None, "error": False, "text": text},
+                     {"kind", "text"})
 
 
 class ActionTrace(BaseModel):

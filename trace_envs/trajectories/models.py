@@ -23,13 +23,14 @@ _new = object.__new__
 _setattr = object.__setattr__
 
 
-def built(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
+def built(cls: type[BaseModel], fields: dict[str, Any], fields_set: set[str] | None = None) -> Any:
     """An instance of `cls` holding `fields` (every field, each already of its type), built without validation or
     `model_construct`'s walk over the fields: for what the library builds by the thousand from values it made itself
-    (a trace step per message of every mined run, a planted run's calls). Equal to the validated instance."""
+    (a trace step per message of every mined run, a planted run's calls). `fields_set`: the fields the validated
+    instance would count as given (default all). Equal to the validated instance."""
     obj = _new(cls)
     _setattr(obj, "__dict__", fields)
-    _setattr(obj, "__pydantic_fields_set__", set(fields))
+    _setattr(obj, "__pydantic_fields_set__", set(fields) if fields_set is None else fields_set)
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", None)
     return obj
