@@ -66,6 +66,11 @@ def action_regexes(verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[re
 def names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
     """Whether `normalize`d `text` names the object and the verb as asked for: in its base or -ing form ("please
     turn off", "try turning off"), not just after a negation, nor as a state."""
+    return _names(text, verb_re, object_re) if len(text) <= MAX_READ else _names.__wrapped__(text, verb_re, object_re)
+
+
+@lru_cache(maxsize=8192)  # the scripted user reads the same agent sentences on every seed an agent replays them
+def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
     if not object_re.search(text):
         return False
 
@@ -92,4 +97,9 @@ def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[s
 
 def action_sentences(text: str) -> list[str]:
     """The pieces of `text` (its first `MAX_READ` characters) that `names` reads: each sentence, `normalize`d."""
-    return [normalize(s) for s in SENTENCE_END.split(text[:MAX_READ])]
+    return list(_action_sentences(text[:MAX_READ]))
+
+
+@lru_cache(maxsize=4096)  # an agent's turn is read on every seed it is replayed on
+def _action_sentences(text: str) -> tuple[str, ...]:
+    return tuple(normalize(s) for s in SENTENCE_END.split(text))

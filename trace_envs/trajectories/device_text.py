@@ -105,6 +105,21 @@ def _styled(v: str, printed: str) -> str:
 
 def render_device_text(text: str, values: dict[str, Any]) -> str:
     """`text` with each field it shows set to `values[field]` (fields not in `values` stay as printed)."""
+    fields = _fields(text)
+    # each value with its type: True and 1 are equal keys, and are written "True" and "1"
+    shown = tuple((name, type(values[name]), values[name]) for name, *_ in fields if name in values)
+    try:
+        return _rendered(text, shown)
+    except TypeError:  # a value that is no hashable scalar: rendered afresh
+        return _render(text, {name: value for name, _, value in shown})
+
+
+@lru_cache(maxsize=1024)  # a device's check text is rendered again on every read, mostly with the same few values
+def _rendered(text: str, shown: tuple[tuple[str, type, Any], ...]) -> str:
+    return _render(text, {name: value for name, _, value in shown})
+
+
+def _render(text: str, values: dict[str, Any]) -> str:
     out, last = [], 0
     for name, _, printed, start, end in _fields(text):
         if name in values:
