@@ -184,3 +184,27 @@ def test_a_user_saying_no_to_a_confirmation_as_real_users_do():
         assert declines(no), no
     for other in ("Yes, please.", "Okay, go ahead.", "My client id is C0305946.", "Sure!", None):
         assert not declines(other), other
+
+
+def test_might_state_never_rules_out_a_value_the_text_states() -> None:
+    """`might_state` lets the claim detector skip turns that name no value: it must be a necessary condition of
+    `text_mentions` (here over every value and turn of the real tau-bench airline runs, plus spellings and formats
+    that differ from the value as written), and it must rule out most turns, or it saves nothing."""
+    from trace_envs.language.values import might_state, text_mentions
+    from trace_envs.trajectories.loaders import load_runs
+
+    runs = load_runs([Path(__file__).parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"]).runs
+    turns = [m["content"] for r in runs[:60] for m in r.messages
+             if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    turns += ["It was canceled yesterday.", "Basic-Economy please", "on May 15, 2024", "I paid $1,234.50",
+              "Section B is fine", "gold member", "It's CANCELLED", "Ünïcode gold", "status: in_transit"]
+    values = ["cancelled", "basic_economy", "2024-05-15", "1234.5", 1234.5, "B", "gold", "in transit", True, None,
+              "silver", "economy", "business", "pending", "delivered", "", "x", "travelling"]
+    ruled_out = 0
+    for text in turns:
+        for value in values:
+            maybe = might_state(value, text)
+            if text_mentions(value, text):
+                assert maybe, (value, text)
+            ruled_out += not maybe
+    assert ruled_out > len(turns) * 5

@@ -52,6 +52,41 @@ def _mentions_scalar(value: str | int | float, text: str) -> bool:
     return bool(mention_spans(value, text))
 
 
+def might_state(value: Any, text: str) -> bool:
+    """A cheap necessary condition of `text_mentions(value, text)`: False only where `text` cannot state `value` (an
+    ASCII text that holds the first word of none of the value's spellings, case aside). True whenever the condition
+    says nothing (numbers, dates, one letter, other values, text beyond ASCII), so a caller skips only what is surely
+    not stated."""
+    if not text.isascii():
+        return True
+    try:
+        anchors = _anchors(value)
+    except TypeError:  # an unhashable value
+        return True
+    return anchors is None or any(a in _lower(text) for a in anchors)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _anchors(value: Any) -> tuple[str, ...] | None:
+    """The lower-cased first word of each spelling of a string value (one of which `_phrase_spans` finds first in a
+    text stating it), when each is plain ASCII letters and digits; None when a statement of `value` holds no such
+    word for sure (a number, a date, a single character, a value that is no string)."""
+    if not isinstance(value, str) or _NUMERIC.fullmatch(value):
+        return None
+    needle = value.strip()
+    if len(needle) <= 1 or iso_date(needle) is not None:
+        return None
+    firsts = []
+    for form in _spellings(needle):
+        parts = [p.lower() for p in _SEPARATORS.split(form) if p]
+        if not parts:
+            return ()  # nothing to find: `_phrase_spans` finds no span
+        if not (parts[0].isascii() and parts[0].isalnum()):
+            return None
+        firsts.append(parts[0])
+    return tuple(firsts)
+
+
 def mention_spans(value: Any, text: str) -> list[Span]:
     """Where `text` states `value`: the spans of every form found (for a list or object, of every leaf; empty unless
     every leaf is found). `None` and empty strings are never stated."""

@@ -10,7 +10,7 @@ from typing import Any
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.language.sentences import sentences
-from trace_envs.language.values import text_mentions
+from trace_envs.language.values import might_state, text_mentions
 from trace_envs.checks.trace import parse_result
 from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
@@ -75,7 +75,10 @@ def claims_in(text: str, values: list[Any], forms: dict[Any, str] | None = None)
     "has been delayed", "already paid"), with no word between them that makes it a wish ("I'd like to change to
     business")."""
     forms = forms or {}
-    asked = tuple((v, forms.get(v, v)) for v in values)
+    # a value none of whose forms the text can state is claimed by none of its sentences: most turns name no value
+    asked = tuple((v, f) for v, f in ((v, forms.get(v, v)) for v in values) if might_state(f, text))
+    if not asked:
+        return []
     try:
         return list(_claims_of(text, tuple((type(v), type(f)) for v, f in asked), asked))
     except TypeError:  # an unhashable value or form: asked afresh
