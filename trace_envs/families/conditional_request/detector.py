@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import Counter
 from typing import Any
 
@@ -153,6 +154,16 @@ def action_words(tool: str) -> tuple[str, ...]:
     return verb_synonyms(found[1]) if found and found[0] == "write" else tuple(tool_words(tool))
 
 
+@lru_cache(maxsize=256)  # asked of every run for each pair of writes
+def _condition_patterns(writes: tuple[str, ...], values: tuple[str, ...], said: tuple[str, ...]
+                        ) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """The words of the writes' actions, and the branch values, as `states_condition` searches for them."""
+    actions = words_regex(tuple(dict.fromkeys([*(v for w in writes for v in action_words(w)), *said])))
+    named = re.compile(r"\b(?:" + "|".join(re.escape(v.replace("_", " ")) for v in values) + r")\b", re.I) \
+        if values else None
+    return actions, named
+
+
 def states_condition(run: Any, writes: list[str], values: list[Any] = (), said: list[str] = ()) -> bool:
     """Whether a user message of `run` states a conditional request over a record fact: a sentence naming the action
     of one of `writes` (by its name's words, or by `said`: the words the domain's users ask for them with, "cancel"
@@ -160,9 +171,7 @@ def states_condition(run: Any, writes: list[str], values: list[Any] = (), said: 
     it", "..., otherwise return it") after an "if" clause in it or the sentence before ("can you check if it's shipped
     yet?" counts as that clause), or is an "if" sentence naming one of the branch `values` ("If my line is suspended,
     restore it")."""
-    actions = words_regex(tuple(dict.fromkeys([*(v for w in writes for v in action_words(w)), *said])))
-    named = re.compile(r"\b(?:" + "|".join(re.escape(str(v).replace("_", " ")) for v in values) + r")\b", re.I) \
-        if values else None
+    actions, named = _condition_patterns(tuple(writes), tuple(map(str, values)), tuple(said))
     for m in run.messages:
         text = m.get("content") if m.get("role") == "user" else None
         if not isinstance(text, str) or not _IF.search(text):
