@@ -57,26 +57,15 @@ def clean_text(action: Any) -> str:
 def parse_action(action: Any) -> ParsedAction:
     text = clean_text(action)
     stripped = text.strip()
-    if stripped[:1] == "{" and "<tool_call>" not in stripped:
-        # The usual action, one `{"name": ..., "arguments": {...}}` object, parsed without the general walk below
-        # (an env step's parsing was a fifth of the step); any other shape takes that walk.
-        try:
-            data = json.loads(stripped)
-        except RecursionError:
-            return ParsedAction(error="invalid tool call JSON: nested too deeply")
-        except ValueError as exc:
-            return ParsedAction(error=f"invalid tool call JSON: {exc}")
-        if isinstance(data, dict) and "tool_calls" not in data and not isinstance(data.get("function"), dict):
-            got = _one_call(data, None)
-            return ParsedAction(error=got) if isinstance(got, str) else ParsedAction(calls=got)
-        got = _calls_from_obj(data, depth=0)
-        return ParsedAction(error=got) if isinstance(got, str) else _bounded(ParsedAction(calls=got))
-    if stripped[:1] in "{[" and "<tool_call>" in stripped:
-        # A whole-action JSON call whose argument text mentions the tag is still that call.
+    tagged = "<tool_call>" in stripped
+    if stripped[:1] in "{[":
         got = _calls_from_json_text(stripped)
+        if not tagged:  # the usual action: one JSON call (or list of calls), parsed once
+            return ParsedAction(error=got) if isinstance(got, str) else _bounded(ParsedAction(calls=got))
         if not isinstance(got, str) and got:
+            # A whole-action JSON call whose argument text mentions the tag is still that call.
             return _bounded(ParsedAction(calls=got))
-    if "<tool_call>" in stripped:
+    if tagged:
         calls: list[ParsedCall] = []
         for body in _TAG.findall(stripped):
             got = _calls_from_json_text(body.strip())
@@ -85,11 +74,6 @@ def parse_action(action: Any) -> ParsedAction:
             calls.extend(got)
         said = _TAG.sub("", stripped).strip()
         return _bounded(ParsedAction(calls=calls, text=said))
-    if stripped[:1] in "{[":
-        got = _calls_from_json_text(stripped)
-        if isinstance(got, str):
-            return ParsedAction(error=got)
-        return _bounded(ParsedAction(calls=got))
     return ParsedAction(text=stripped)
 
 
