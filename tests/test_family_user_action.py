@@ -518,8 +518,10 @@ def test_telecom_user_checks_its_phone_and_reads_out_the_real_text(telecom_env):
     assert "Data Roaming Enabled: Yes" in first  # the other setting is fine
     assert env.step("Please turn off airplane mode.")[0] == (
         "OK, I toggled the airplane mode on my side. My phone says: Airplane Mode is now OFF.")
+    state = env.scenario.state  # what the user last read out stays as read until it checks again ("verified")
+    assert state["seen"]["device"]["airplane_mode"] == "on" and state["records"]["device"]["airplane_mode"] == "off"
     again = env.step("Please check the network status again.")[0]
-    assert "Airplane Mode: OFF" in again
+    assert "Airplane Mode: OFF" in again and state["seen"]["device"]["airplane_mode"] == "off"
     env.step("Please toggle airplane mode once more.")  # each fix at most once; a check every time asked
     calls = [(s.name, s.error) for s in env.trace().steps if s.kind == "call"]
     assert calls == [(NETWORK, False), ("toggle_airplane_mode", False), (NETWORK, False)]

@@ -9,8 +9,12 @@ MAX_ARGUMENT_DEPTH = 32  # real tool arguments nest a few levels; far deeper one
 
 def nesting_exceeds(value: Any, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
     """Whether lists / objects nest deeper than `limit` (iterative: the value may be nested past the recursion limit)."""
-    if isinstance(value, dict) and limit >= 1 and not any(isinstance(v, (dict, list)) for v in value.values()):
-        return False  # flat arguments, most tool calls': nothing to walk
+    if isinstance(value, dict) and limit >= 1:
+        for v in value.values():
+            if isinstance(v, (dict, list)):
+                break
+        else:
+            return False  # flat arguments, most tool calls': nothing to walk
     stack = [(value, 0)]
     while stack:
         node, depth = stack.pop()

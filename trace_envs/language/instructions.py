@@ -58,20 +58,31 @@ def _instructs(sentence: str) -> bool:
     return bool(_INSTRUCT.search(sentence) and _DEVICE.search(sentence))
 
 
-def action_regexes(verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The regexes `names` takes for a user-side action with these verbs and objects."""
-    return verb_phrases_regex(tuple(verbs)), phrases_regex(list(objects))
+class ActionWords:
+    """A user-side action's verbs and objects, compiled for `names`. Hashed by identity, as a cache key: a compiled
+    pattern hashes its whole program on every lookup, which cost more than the cached reading it looked up."""
+
+    __slots__ = ("verb_re", "object_re")
+
+    def __init__(self, verb_re: re.Pattern[str], object_re: re.Pattern[str]):
+        self.verb_re, self.object_re = verb_re, object_re
 
 
-def names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
+@lru_cache(maxsize=1024)  # one per action of a spec: every reset's user asks for the same ones
+def action_words(verbs: tuple[str, ...], objects: tuple[str, ...]) -> ActionWords:
+    """The compiled `ActionWords` of a user-side action with these verbs and objects."""
+    return ActionWords(verb_phrases_regex(tuple(verbs)), phrases_regex(list(objects)))
+
+
+def names(text: str, action: ActionWords) -> bool:
     """Whether `normalize`d `text` names the object and the verb as asked for: in its base or -ing form ("please
     turn off", "try turning off"), not just after a negation, nor as a state."""
-    return _names(text, verb_re, object_re) if len(text) <= MAX_READ else _names.__wrapped__(text, verb_re, object_re)
+    return _names(text, action) if len(text) <= MAX_READ else _names.__wrapped__(text, action)
 
 
 @lru_cache(maxsize=8192)  # the scripted user reads the same agent sentences on every seed an agent replays them
-def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> bool:
-    if not object_re.search(text):
+def _names(text: str, action: ActionWords) -> bool:
+    if not action.object_re.search(text):
         return False
 
     def asks(m: re.Match[str]) -> bool:
@@ -83,7 +94,7 @@ def _names(text: str, verb_re: re.Pattern[str], object_re: re.Pattern[str]) -> b
         state = bool(_STATE & set(before[-2:])) and not _ENSURE.search(text[: m.start()])
         return not _NEGATION.search(" ".join(before[-2:])) and not state
 
-    return any(asks(m) for m in verb_re.finditer(text))
+    return any(asks(m) for m in action.verb_re.finditer(text))
 
 
 def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[str, ...] | list[str]) -> bool:
@@ -91,8 +102,8 @@ def names_action(text: str, verbs: tuple[str, ...] | list[str], objects: tuple[s
     (what the scripted user acts on, and what a labeler looks for in a real agent's messages)."""
     if not verbs or not objects:
         return False
-    verb_re, object_re = action_regexes(tuple(verbs), tuple(objects))
-    return any(names(s, verb_re, object_re) for s in action_sentences(text))
+    action = action_words(tuple(verbs), tuple(objects))
+    return any(names(s, action) for s in action_sentences(text))
 
 
 def action_sentences(text: str) -> list[str]:

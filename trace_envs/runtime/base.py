@@ -33,8 +33,9 @@ from trace_envs.spec.model import CapabilitySpec, ToolSpec
 
 MAX_TEXT = 100_000
 SCENARIO_CACHE = 256  # seeded scenarios kept per env class (validation replays 50 seeds; a trainer, its seed range)
-# env class -> seed -> (the spec it was built from, the pickled scenario, its world's ids, the generator's state after)
-_SCENARIOS: "weakref.WeakKeyDictionary[type, dict[int, tuple[Any, bytes, frozenset[str], dict[str, Any]]]]" = \
+# env class -> seed -> (the spec it was built from, the pickled scenario, its world's ids, the generator's state after),
+# or None for a seed built once and not kept yet
+_SCENARIOS: "weakref.WeakKeyDictionary[type, dict[int, tuple[Any, bytes, frozenset[str], dict[str, Any]] | None]]" = \
     weakref.WeakKeyDictionary()
 GOLDEN = 0.6180339887498949
 # Printable ASCII plus the Latin-1 letters and the typographic punctuation real prose uses.
@@ -241,10 +242,11 @@ class TraceEnv(gym.Env[str, str]):
 
     def _build(self, seed: int | None) -> None:
         """The episode's scenario and the ids of its world. A seeded scenario is a function of the spec and the seed
-        alone, so it is built once per seed and env class and kept (as a pickle, so no episode sees another's changes
-        to its world) with the generator's state after the build: a reset on a seed seen before (validation replays
-        the same seeds for every probe and mutant, in several instances) costs an unpickling, and the episode that
-        follows is the one a fresh build gives."""
+        alone, so a seed built a second time is kept (as a pickle, so no episode sees another's changes to its world)
+        with the generator's state after the build: a reset on it again (validation replays the same seeds for every
+        probe and mutant, in several instances) costs an unpickling, and the episode that follows is the one a fresh
+        build gives. A seed seen once is not pickled: a trainer drawing fresh seeds would pay for a copy it never
+        reads (the pickling, and the memory each kept copy takes, cost its episodes a sixth of a step)."""
         cache = _SCENARIOS.setdefault(type(self), {}) if "build_scenario" not in self.__dict__ else {}
         entry = cache.get(seed) if seed is not None else None
         if entry is not None and entry[0] is self.SPEC:
@@ -256,7 +258,10 @@ class TraceEnv(gym.Env[str, str]):
         oracle_calls = [c for action in self.scenario.oracle for c in parse_action(action).calls]
         self._world_ids = frozenset(self._ids_of_world(oracle_calls))
         self.scenario.bindings.setdefault("writes", self._expected_writes(oracle_calls))
-        if seed is None or len(cache) >= SCENARIO_CACHE:
+        if seed is None or (seed not in cache and len(cache) >= SCENARIO_CACHE):
+            return
+        if seed not in cache:
+            cache[seed] = None  # kept when it is built again
             return
         try:
             blob = pickle.dumps(self.scenario, pickle.HIGHEST_PROTOCOL)

@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from trace_envs.language.confirmations import asks_confirmation, confirmation_wording
-from trace_envs.language.instructions import action_regexes, action_sentences, names
+from trace_envs.language.instructions import action_sentences, action_words, names
 from trace_envs.language.patterns import phrases_regex, words_regex
 from trace_envs.language.plain import MAX_READ, normalize
 from trace_envs.language.questions import asking_segments, fact_phrasings, without_offered_options
@@ -108,7 +108,7 @@ class ScriptedUser:
         self._action_res = [words_regex(r.action_words) for r in self.requests]
         self._nudges = 0
         self.actions = list(actions or [])
-        self._instruction_res = [action_regexes(a.verbs, a.objects) for a in self.actions]
+        self._instruction_res = [action_words(tuple(a.verbs), tuple(a.objects)) for a in self.actions]
         self._acted: list[bool] = [False] * len(self.actions)
         self._performed: list[UserAction] = []
 
@@ -230,8 +230,8 @@ class ScriptedUser:
         if not self.actions:
             return out
         for text in action_sentences(raw):
-            for i, (verb_re, object_re) in enumerate(self._instruction_res):
-                if not self._acted[i] and i not in out and names(text, verb_re, object_re):
+            for i, action in enumerate(self._instruction_res):
+                if not self._acted[i] and i not in out and names(text, action):
                     out.append(i)
         return out
 

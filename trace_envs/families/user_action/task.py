@@ -189,6 +189,17 @@ def _instruction(action: UserAction) -> str:
     return f"{action.verbs[0]} the {action.objects[0]}"
 
 
+def _keep_seen(state: dict[str, Any]) -> None:
+    """Before a tool may change the device: the user's last reading of it, kept as the record itself while nothing
+    changed it (a reading copied at every check cost a sixth of a step), becomes a copy of it."""
+    seen = state.get("seen")
+    if seen:
+        user = state["user_record"]
+        record = state["records"][user]
+        if seen.get(user) is record:
+            seen[user] = copy_record(record)
+
+
 class UserActionEnv(RecordEnv):
     """The user's record (device or account state), read by the agent, or with `params.device` shown only by the
     user's own check tool, whose text the user reads out when asked; the user-side tools change it when the user is
@@ -219,6 +230,8 @@ class UserActionEnv(RecordEnv):
 
     def run_tool(self, name: str, args: dict[str, Any], state: dict[str, Any]) -> Any:
         roles = self.SPEC.roles
+        if self.device and name != roles["read"]:
+            _keep_seen(state)
         if name in (roles["user_tool"], roles.get("alt_tool")):
             setting = Setting.model_validate(self.SPEC.params["settings"][name])
             record = state["records"][state["user_record"]]
@@ -229,7 +242,7 @@ class UserActionEnv(RecordEnv):
             return _said(setting, value) if self.device else {"status": "done", setting.field: value}
         if name == roles["read"] and self.device:
             record = state["records"][state["user_record"]]
-            state.setdefault("seen", {})[state["user_record"]] = copy_record(record)  # what the user last read out
+            state.setdefault("seen", {})[state["user_record"]] = record  # what the user last read out: see _keep_seen
             return render_device_text(state["device_text"], record)
         if name == roles["read"]:
             text = read_record(state, roles["key"], args)
