@@ -50,3 +50,19 @@ def test_a_list_shaped_domain_recovers_its_gate_and_the_env_lists_the_records(tm
     listed = json.loads(env.call_tool("readEmployeeLeaveRequests", {"employeeId": owner}))
     assert {r["leaveRequestId"] for r in listed["leaveRequests"]} == set(env.scenario.state["records"])
     assert "not found" in env.call_tool("readEmployeeLeaveRequests", {"employeeId": owner + "9"})
+
+
+def test_flatten_addresses_leaves_as_the_templates_do():
+    """Dotted paths to scalar leaves three levels deep at most, a list by its first item ("0."), keys that are no plain
+    words (spaces, dots, non-strings) skipped, None left out; a prefix and depth continue a walk already begun."""
+    from trace_envs.trajectories.results import flatten
+
+    record = {"status": "pending", "paid": True, "total": 12.5, "note": None, "a b": 1, "x.y": 2,
+              "items": [{"id": "I1", "options": {"size": {"eu": 42, "deeper": {"no": 1}}}}, {"id": "I2"}],
+              "empty": [], "tags": ["new", "sale"]}
+    flat = flatten(record)
+    assert list(flat) == ["status", "paid", "total", "items.0.id", "tags.0"]  # "items.0.options.size.eu" is a 5th level
+    assert flatten({"a": {"b": {"c": 1, "d": {"e": 2}}}}) == {"a.b.c": 1}
+    assert flatten([{"id": 1}]) == {"0.id": 1} and flatten("x") == {} and flatten("x", "p.") == {"p": "x"}
+    assert flatten({"c": 1, "d": {"e": 2}}, "a.b.", 2) == {"a.b.c": 1}
+    assert flatten({"c": 1}, "a.b.c.", 3) == {} and flatten({"c": 1}, "deep.", 4) == {}

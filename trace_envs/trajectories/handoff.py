@@ -56,6 +56,10 @@ def says_person_takes_over(text: str | None) -> bool:
     anyone taking over the conversation itself."""
     if not text:
         return False
+    # A match in a sentence is one in the whole text (sentences split at whitespace): most texts, tool results
+    # that are records, are settled by two searches of the whole instead of three per sentence.
+    if not (PERSON.search(text) and TAKEOVER.search(text) or _TAKES_THE_CONVERSATION.search(text)):
+        return False
     return any(PERSON.search(s) and TAKEOVER.search(s) or _TAKES_THE_CONVERSATION.search(s)
                for s in _SENTENCE.split(text))
 
@@ -83,7 +87,8 @@ class _Seen:
         self.closing_say = 0
 
 
-def _observe(runs: Iterable[Run]) -> dict[str, _Seen]:
+def _observe(runs: Iterable[Run], described: set[str]) -> dict[str, _Seen]:
+    """What the runs show of each tool; the replies of a tool in `described` (whose definition settles it) unread."""
     seen: dict[str, _Seen] = {}
     for run in runs:
         calls = run.agent_calls
@@ -95,7 +100,7 @@ def _observe(runs: Iterable[Run]) -> dict[str, _Seen]:
                 s.runs_end += 1
                 s.closing_say += says_person_takes_over(_reply_after(run, calls[last].message_index))
         for c in calls:
-            if not c.error and c.result is not None:
+            if not c.error and c.result is not None and c.name not in described:
                 s = seen[c.name]
                 s.replies += 1
                 s.replies_say += says_person_takes_over(c.result)
@@ -105,7 +110,8 @@ def _observe(runs: Iterable[Run]) -> dict[str, _Seen]:
 def handoff_tools(runs: list[Run], definitions: Mapping[str, Mapping[str, Any]], policy: str) -> dict[str, str]:
     """Tool name -> why it hands the conversation to a person, for every tool the agent called, defined or was
     expected to call in `runs` that is one (see the module's rules)."""
-    seen = _observe(runs)
+    described = {name for name, d in definitions.items() if definition_description(d) is not None}
+    seen = _observe(runs, described)
     names = set(seen) | set(definitions) | {g.name for r in runs for g in r.ground_truth or [] if g.requestor == "agent"}
     handing = _policy_sentences(policy)
     out: dict[str, str] = {}

@@ -21,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
-import yaml
 from pydantic import BaseModel, Field
 
 from trace_envs.trajectories.device_text import check_text_changes
@@ -314,6 +313,8 @@ def load_overrides(path: str | Path) -> dict[str, str]:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise OverridesError(f"{p}: cannot read kinds file: {getattr(exc, 'strerror', None) or exc}") from None
+    import yaml  # only a kinds file needs it; mining does not
+
     try:
         data = yaml.safe_load(text) if p.suffix.lower() in (".yaml", ".yml") else json.loads(text)
     except json.JSONDecodeError:

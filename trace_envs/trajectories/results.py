@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable
 
@@ -37,16 +38,30 @@ def flatten(record: Any, prefix: str = "", depth: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if depth > 3:
         return out
-    if isinstance(record, dict):
-        for k, v in record.items():
-            if not isinstance(k, str) or not k.replace("_", "").isalnum():
-                continue
-            out.update(flatten(v, f"{prefix}{k}.", depth + 1))
-    elif isinstance(record, list) and record:
-        out.update(flatten(record[0], f"{prefix}0.", depth + 1))
+    if isinstance(record, (dict, list)):
+        _flatten_into(out, record, prefix, depth)
     elif prefix and isinstance(record, (str, int, float)):
         out[prefix[:-1]] = record
     return out
+
+
+def _flatten_into(out: dict[str, Any], record: dict[str, Any] | list[Any], prefix: str, depth: int) -> None:
+    # `flatten` written into one dict (mining flattens every read result several times)
+    if depth >= 3:
+        return  # what lies one level down is past the depth
+    items = record.items() if isinstance(record, dict) else [("0", record[0])] if record else ()
+    for k, v in items:
+        if not isinstance(k, str) or not _plain_key(k):
+            continue
+        if isinstance(v, (dict, list)):
+            _flatten_into(out, v, f"{prefix}{k}.", depth + 1)
+        elif isinstance(v, (str, int, float)):
+            out[f"{prefix}{k}"] = v
+
+
+@lru_cache(maxsize=4096)
+def _plain_key(key: str) -> bool:
+    return key.replace("_", "").isalnum()
 
 
 MAX_LIST_WRAPPER_LEAVES = 3

@@ -101,6 +101,8 @@ def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None 
     the listed records' own, on the record the user named by its id (the key value): "what is the start date of
     leave request LR-44452?" asks about that one, not the list's first."""
     users = [m["content"] for m in run.messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    if not any(_questions(t) for t in users):
+        return []  # no user question asks for any field (`asks_about`): most runs, whose records are not walked
     heard = "\n".join(users)
     asked: dict[str, bool] = {}
     out = []

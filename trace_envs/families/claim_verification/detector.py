@@ -74,6 +74,8 @@ def claims_in(text: str, values: list[Any], forms: dict[Any, str] | None = None)
     forms (`forms[value]`, default the value itself) within three words after an assertion ("I'm a Gold member",
     "has been delayed", "already paid"), with no word between them that makes it a wish ("I'd like to change to
     business")."""
+    if not _assertion_windows(text):
+        return []  # no sentence asserts anything: half the users' turns (requests, questions, thanks)
     forms = forms or {}
     # a value none of whose forms the text can state is claimed by none of its sentences: most turns name no value
     asked = tuple((v, f) for v, f in ((v, forms.get(v, v)) for v in values) if might_state(f, text))
@@ -144,16 +146,22 @@ def _words_to_state(form: Any, window: tuple[str, ...]) -> int:
     return next((n for n in range(1, len(window) + 1) if text_mentions(form, " ".join(window[:n]))), 0)
 
 
-def user_claims(run: Any, values: list[Any], before: int | None = None, forms: dict[Any, str] | None = None
-                ) -> list[Any]:
-    """The values the user's turns (before message `before`) claim, first claimed first."""
+def user_claims(run: Any, values: list[Any], before: int | None = None, forms: dict[Any, str] | None = None,
+                turns: list[tuple[int, str]] | None = None) -> list[Any]:
+    """The values the user's turns (before message `before`) claim, first claimed first. `turns`: the run's
+    `asserting_turns`, when the caller has them."""
     out: list[Any] = []
-    for i, m in enumerate(run.messages):
+    for i, text in asserting_turns(run) if turns is None else turns:
         if before is not None and i >= before:
             break
-        if m.get("role") == "user" and isinstance(m.get("content"), str):
-            out += [v for v in claims_in(m["content"], values, forms) if v not in out]
+        out += [v for v in claims_in(text, values, forms) if v not in out]
     return out
+
+
+def asserting_turns(run: Any) -> list[tuple[int, str]]:
+    """(message index, text) of the user's turns that assert something (`_assertion_windows`): where a claim can be."""
+    return [(i, m["content"]) for i, m in enumerate(run.messages)
+            if m.get("role") == "user" and isinstance(m.get("content"), str) and _assertion_windows(m["content"])]
 
 
 def _reads(run: Any, read: str, key: str | None, field: str, lists: tuple[str, str] | list[str] | None = None
@@ -161,20 +169,29 @@ def _reads(run: Any, read: str, key: str | None, field: str, lists: tuple[str, s
     """(message index, key value, field value) of each successful `read` whose result holds `field`; for a read that
     lists the owner's records (`lists`: (list path, id field), `ResultIndex.listed`), one per listed record, keyed by
     its own id and `field` a path within it."""
+    return _field_reads(_read_results(run, read), key, field, lists)
+
+
+def _read_results(run: Any, read: str) -> list[tuple[int, dict[str, Any], Any]]:
+    """(message index, arguments, parsed result) of each successful `read` of `run` with a result."""
+    return [(c.message_index, c.arguments, parse_result(c.result)) for c in run.agent_calls
+            if c.name == read and not c.error and c.result]
+
+
+def _field_reads(results: list[tuple[int, dict[str, Any], Any]], key: str | None, field: str,
+                 lists: tuple[str, str] | list[str] | None = None) -> list[tuple[int, Any, Any]]:
+    """`_reads` of the `_read_results` of a run."""
     out = []
-    for c in run.agent_calls:
-        if c.name != read or c.error or not c.result:
-            continue
-        parsed = parse_result(c.result)
+    for index, arguments, parsed in results:
         if lists:
             for item in items_at(parsed, lists[0]):
                 found, value = get_path(item, field)
                 if found and isinstance(item.get(lists[1]), str):
-                    out.append((c.message_index, item[lists[1]], value))
+                    out.append((index, item[lists[1]], value))
             continue
         found, value = get_path(parsed, field)
         if found:
-            out.append((c.message_index, c.arguments.get(key) if key else None, value))
+            out.append((index, arguments.get(key) if key else None, value))
     return out
 
 
@@ -227,6 +244,7 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tup
     lists = ctx.index.listed.get(read)
     gate = outcome_gate(ctx.index, read, write)
     best = None
+    reading = None  # the runs that read such a record and assert something, each read parsed once for every field
     for path, counts in sorted(ctx.index.enum_fields(read).items()):
         if path == key or path.split(".")[-1] in OWNER_FIELDS or (lists and path.startswith(f"{lists[0]}.")):
             continue
@@ -234,12 +252,14 @@ def claimed_fields(ctx: ProposalContext, read: str, write: str, key: str) -> tup
         forms = claim_forms(path, values)
         if not forms or len(values) < 2 or not (len(forms) >= 2 or all(isinstance(v, bool) for v in values)):
             continue
+        if reading is None:
+            reading = [(run, results, _first_write(run, write), turns) for run in ctx.runs
+                       for turns in [asserting_turns(run)] if turns for results in [_read_results(run, read)] if results]
         claims: Counter = Counter()
         runs = contradicted = written = 0
-        for run in ctx.runs:
-            reads = _reads(run, read, key, path, lists)
-            made = _first_write(run, write)
-            said = user_claims(run, list(forms), made, forms) if reads else []
+        for run, results, made, turns in reading:
+            reads = _field_reads(results, key, path, lists)
+            said = user_claims(run, list(forms), made, forms, turns) if reads else []
             if not said:
                 continue
             runs += 1

@@ -174,23 +174,37 @@ def states_condition(run: Any, writes: list[str], values: list[Any] = (), said: 
     actions, named = _condition_patterns(tuple(writes), tuple(map(str, values)), tuple(said))
     for m in run.messages:
         text = m.get("content") if m.get("role") == "user" else None
-        if not isinstance(text, str) or not _IF.search(text):
+        if not isinstance(text, str):
             continue
-        said = sentences(text)
-        for i, s in enumerate(said):
-            plain = _NO_CONDITION.sub(" ", s)
-            alternative = _ALTERNATIVE.search(s)
+        for s, alternative, both, after_if, supposes in _if_sentences(text):
             # both branches in one sentence ("If there's an outage, a credit; if not, send a technician"): a request
             # by its two cases, whatever words the user has for the two actions
-            if alternative and _IF.search(plain[: alternative.start()]):
+            if both:
                 return True
             if not actions.search(s):
                 continue
-            if alternative and i and _IF.search(said[i - 1]):
+            if alternative and after_if:
                 return True
-            if named is not None and _IF.search(plain) and named.search(s.replace("_", " ")):
+            if named is not None and supposes and named.search(s.replace("_", " ")):
                 return True
     return False
+
+
+@lru_cache(maxsize=8192)  # every user turn is read once per pair of writes the miner tries
+def _if_sentences(text: str) -> tuple[tuple[str, bool, bool, bool, bool], ...]:
+    """What `states_condition` reads of each sentence of a turn that says "if" (none of one that does not), whatever
+    the writes: (the sentence, whether it opens on the other branch, whether an "if" clause comes before that, whether
+    the sentence before says "if", whether the sentence says "if" other than "if possible")."""
+    if not _IF.search(text):
+        return ()
+    said = sentences(text)
+    out = []
+    for i, s in enumerate(said):
+        plain = _NO_CONDITION.sub(" ", s)
+        alternative = _ALTERNATIVE.search(s)
+        out.append((s, alternative is not None, bool(alternative and _IF.search(plain[: alternative.start()])),
+                    bool(i and _IF.search(said[i - 1])), bool(_IF.search(plain))))
+    return tuple(out)
 
 
 def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None, field: str | None,
