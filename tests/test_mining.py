@@ -18,6 +18,7 @@ from trace_envs.mining.pipeline import ContrastError, MineOptions, mine
 from trace_envs.mining.propose_offline import propose_offline
 from trace_envs.mining.select import compute_stats, select
 from trace_envs.spec.model import CapabilitySpec
+from trace_envs.trajectories.loaders import load_runs
 from trace_envs.trajectories.profile import build_profile
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -221,6 +222,48 @@ def test_streaming_mine_matches_list():
     a = mine(runs)
     b = mine(iter(runs), options=MineOptions(profile_sample=600))
     assert [c.name for c in a.capabilities] == [c.name for c in b.capabilities]
+
+
+def _changed(self, *args, **kwargs):
+    raise AssertionError("a reader changed a result shared_loads parsed for every reader")
+
+
+class _Frozen:
+    """`json` for `trace_envs.jsontext`: what `shared_loads` parses comes back as dicts and lists that raise on change."""
+
+    class Dict(dict):
+        __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _changed
+
+    class List(list):
+        __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _changed
+        __iadd__ = __imul__ = _changed
+
+    @classmethod
+    def freeze(cls, value):
+        if isinstance(value, dict):
+            return cls.Dict({k: cls.freeze(v) for k, v in value.items()})
+        if isinstance(value, list):
+            return cls.List(cls.freeze(v) for v in value)
+        return value
+
+    def __getattr__(self, name):
+        return getattr(json, name)
+
+    def loads(self, text, *args, **kwargs):
+        return self.freeze(json.loads(text, *args, **kwargs))
+
+
+def test_no_reader_changes_a_shared_parse_of_a_result(monkeypatch):
+    """Mining parses each tool result once for all its readers (`jsontext.shared_loads`): with every shared parse
+    frozen, mining a real domain raises nothing and keeps what it keeps with plain parses; the cache is emptied after."""
+    import trace_envs.jsontext as jsontext
+
+    runs = load_runs(sorted((DATA / "tau2-bench" / "results").glob("*retail*.json"))).runs
+    plain = mine(runs, options=MineOptions(check_publish=False))
+    monkeypatch.setattr(jsontext, "json", _Frozen())
+    frozen = mine(runs, options=MineOptions(check_publish=False))
+    assert [(c.name, c.params) for c in frozen.capabilities] == [(c.name, c.params) for c in plain.capabilities]
+    assert frozen.capabilities and jsontext.shared_loads.cache_info().currsize == 0
 
 
 def test_thresholds_are_options():

@@ -7,6 +7,7 @@ a scenario copies records by a JSON round trip, so that setup was a tenth of a s
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from json.encoder import c_make_encoder, encode_basestring_ascii
 from typing import Any
 
@@ -25,3 +26,11 @@ if c_make_encoder is not None:
         return "".join(_ENCODE(value, 0))
 else:  # an interpreter without json's C speedups
     dumps = json.dumps
+
+
+@lru_cache(maxsize=16384)
+def shared_loads(text: str) -> Any:
+    """`json.loads(text)`, kept for the next reader of the same text: mining reads each tool result of a run a dozen
+    times over (the profile, the result index, every detector, the labels), and parsing was a tenth of it. Every
+    reader gets the same object, so none may change it. `mine` empties the cache when it is done."""
+    return json.loads(text)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from trace_envs.jsontext import shared_loads
 from trace_envs.trajectories.models import Run, built
 
 StepKind = Literal["call", "say", "user"]
@@ -69,7 +70,7 @@ class ActionTrace(BaseModel):
                     steps.append(TraceStep.of_text("say", content))
                 for call in calls_by_msg.get(i, []):
                     args = call.arguments if isinstance(call.arguments, dict) else {}
-                    steps.append(TraceStep.of_call(str(call.name), args, parse_result(call.result), bool(call.error)))
+                    steps.append(TraceStep.of_call(str(call.name), args, read_result(call.result), bool(call.error)))
             elif role == "user" and isinstance(content, str):
                 steps.append(TraceStep.of_text("user", content))
         return cls(steps=steps, tool_kinds=dict(tool_kinds or {}))
@@ -80,6 +81,17 @@ def parse_result(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+    return raw
+
+
+def read_result(raw: Any) -> Any:
+    """`parse_result` of a real run's result, the parsed value shared with every other reader of the same text
+    (`jsontext.shared_loads`): read it, never change it."""
+    if isinstance(raw, str):
+        try:
+            return shared_loads(raw)
         except (ValueError, RecursionError):
             return raw
     return raw

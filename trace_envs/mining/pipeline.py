@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from trace_envs.jsontext import shared_loads
 from trace_envs.mining.contrast import contrast_pairs, contrast_summary, group_runs
 from trace_envs.mining.diagnosis import Diagnosis, DiagnosisCollector, cover, restates_outcome
 from trace_envs.mining.gates import WEAK_EVIDENCE
@@ -200,6 +201,15 @@ def mine(
 ) -> MineResult:
     """Mine capabilities from `runs` (see the module docstring). Raises ContrastError without both outcomes.
     `rules` (a `PolicyRules`, e.g. from `load_rules`) are the domain policy's conditions the specs carry."""
+    try:
+        return _mine(runs, options=options, llm=llm, profile=profile, overrides=overrides, rules=rules,
+                     progress=progress, on_total=on_total)
+    finally:
+        shared_loads.cache_clear()  # the runs' parsed results are read by this mining alone
+
+
+def _mine(runs: Iterable[Run], *, options: MineOptions | None, llm: Any, profile: Any, overrides: Any, rules: Any,
+          progress: Callable[[int], None] | None, on_total: Callable[[int | None], None] | None) -> MineResult:
     o = options or MineOptions()
     warnings: list[str] = []
     failures: list[str] = []

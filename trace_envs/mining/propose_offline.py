@@ -28,6 +28,8 @@ from trace_envs.trajectories.models import Run
 from trace_envs.families.kit import listing_check
 from trace_envs.spec.model import ListedRecords
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, items_at
+from trace_envs.jsontext import shared_loads
+
 
 def slug(text: str, limit: int = 63) -> str:
     s = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
@@ -58,7 +60,7 @@ def _pairs(runs: list[Run], kinds: dict[str, str], listed: dict[str, tuple[str, 
                         seen.setdefault((k, str(v)), set()).add(c.name)
                 if c.name in listed and c.result and not c.error:
                     try:
-                        data = json.loads(c.result)
+                        data = shared_loads(c.result)
                     except (ValueError, RecursionError):
                         data = None
                     path, field = listed[c.name]

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from trace_envs.language.words import READ_VERBS, WRITE_VERBS, dotted_action, noun_headed
 from trace_envs.trajectories.models import PROSE_ARGS, Run
+from trace_envs.jsontext import shared_loads
 
 ToolKind = Literal["read", "write", "other"]
 KINDS = ("read", "write", "other")
@@ -227,7 +228,7 @@ def _record(raw: str | None) -> Any:
     if text[:1] not in ("{", "["):
         return None
     try:
-        data = json.loads(text)
+        data = shared_loads(text)
     except (ValueError, RecursionError):
         return None
     if isinstance(data, dict) and data:

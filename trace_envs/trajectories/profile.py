@@ -44,6 +44,7 @@ from trace_envs.trajectories.loaders import guess_domain
 from trace_envs.trajectories.record_model import record_model
 from trace_envs.trajectories.models import RESULT_STYLES, ResultStyle, Run, ToolCall
 from trace_envs.trajectories.results import flatten
+from trace_envs.jsontext import shared_loads
 
 __all__ = [
     "DomainProfile",
@@ -215,7 +216,7 @@ def _parse(raw: str | None) -> tuple[bool, Any]:
     if raw is None:
         return False, None
     try:
-        return True, json.loads(raw)
+        return True, shared_loads(raw)
     except (ValueError, RecursionError):
         return False, raw
 

@@ -15,6 +15,7 @@ from typing import Any
 from trace_envs.trajectories.invariants import Invariant, learn_invariants
 from trace_envs.trajectories.models import Run
 from trace_envs.trajectories.results import flatten
+from trace_envs.jsontext import shared_loads
 
 MAX_POOL = 50
 MAX_RECORD_CHARS = 6_000
@@ -34,7 +35,7 @@ def _record(raw: str | None) -> dict[str, Any] | None:
     if not raw or len(raw) > MAX_RECORD_CHARS or not raw.lstrip().startswith("{"):
         return None
     try:
-        data = json.loads(raw)
+        data = shared_loads(raw)
     except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None

@@ -25,6 +25,7 @@ from trace_envs.language.confirmations import DEFAULT_ASK, asks_to_confirm, decl
 from trace_envs.language.sentences import sentences as split_sentences
 from trace_envs.language.words import FUNCTION_WORDS, verb_synonyms
 from trace_envs.trajectories.models import Run
+from trace_envs.jsontext import shared_loads
 
 MAX_ENUM_VALUES = 8
 MAX_RESULTS_PER_TOOL = 400
@@ -120,7 +121,7 @@ def listed_records(runs: Iterable[Run], kinds: dict[str, str]) -> dict[str, tupl
                 keyed[call.name][0] += bool(values) and all(_identifier(v) for v in values)
                 keyed[call.name][1] += 1
                 try:
-                    data = json.loads(call.result)
+                    data = shared_loads(call.result)
                 except (ValueError, RecursionError):
                     data = None
                 for path, items in record_lists(data):
@@ -262,7 +263,7 @@ class ResultIndex:
         if where is None:
             return []
         try:
-            data = json.loads(raw)
+            data = shared_loads(raw)
         except (ValueError, RecursionError):
             return []
         path, field = where
@@ -328,7 +329,7 @@ class ResultIndex:
 def _flat_result(raw: str, single: bool = False) -> dict[str, Any]:
     """A record result flattened; with `single`, also a list that holds exactly one record."""
     try:
-        data = json.loads(raw)
+        data = shared_loads(raw)
     except (ValueError, RecursionError):
         return {}
     if single and isinstance(data, list) and len(data) == 1:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from trace_envs.checks.clauses import CallMade, CallRef, Check
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.families.aggregation_arithmetic.task import numeric_value
 from trace_envs.language.values import number_tokens
 from trace_envs.mining import departures, labeling
@@ -51,7 +51,7 @@ MIN_SUM_RUNS = 3
 def _tally(read: str, result: Any, values: list[Any], seen: set, others: dict[tuple, Counter]) -> None:
     """Each selection of a read's list items whose sum is one of `values` (as `_selections` finds it), keyed by
     (read, list path, selection) into `seen`, with the other value of its selecting field counted in `others`."""
-    for items_path, items in _item_lists(parse_result(result)):
+    for items_path, items in _item_lists(read_result(result)):
         for hit, other in _selections(items, values):
             found = (read, items_path, *hit)
             seen.add(found)
@@ -121,7 +121,7 @@ def learned_sum(run: Any, read: str, items_path: str, leaf: str, where: str, val
     for c in reversed(run.agent_calls):
         if c.name != read or c.error or not c.result:
             continue
-        found, items = get_path(parse_result(c.result), items_path)
+        found, items = get_path(read_result(c.result), items_path)
         if found and isinstance(items, list):
             picked = [numeric_value(i.get(leaf)) for i in items if isinstance(i, dict) and i.get(where) == value]
             return round(sum(v for v in picked if v is not None), 2)

@@ -12,7 +12,7 @@ from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.language.questions import asks_for_an_action
 from trace_envs.language.sentences import sentences
 from trace_envs.language.values import text_mentions
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.families.answer_from_records.task import told_check, tellable
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.runtime.phrases import path_words
@@ -109,7 +109,7 @@ def asked_values(run: Any, tool: str, key: str | None, fields: list[str] | None 
     for c in run.agent_calls:
         if c.name != tool or c.error or not c.result:
             continue
-        parsed = parse_result(c.result)
+        parsed = read_result(c.result)
         if lists:
             records = [(item.get(lists[1]), item) for item in items_at(parsed, lists[0])
                        if isinstance(item.get(lists[1]), str) and text_mentions(item.get(lists[1]), heard)]

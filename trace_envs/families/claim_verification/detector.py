@@ -11,7 +11,7 @@ from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.language.sentences import sentences
 from trace_envs.language.values import might_state, text_mentions
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.families.claim_verification.task import said_forms, words_of
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.language.words import FUNCTION_WORDS, tool_words, verb_synonyms
@@ -174,7 +174,7 @@ def _reads(run: Any, read: str, key: str | None, field: str, lists: tuple[str, s
 
 def _read_results(run: Any, read: str) -> list[tuple[int, dict[str, Any], Any]]:
     """(message index, arguments, parsed result) of each successful `read` of `run` with a result."""
-    return [(c.message_index, c.arguments, parse_result(c.result)) for c in run.agent_calls
+    return [(c.message_index, c.arguments, read_result(c.result)) for c in run.agent_calls
             if c.name == read and not c.error and c.result]
 
 

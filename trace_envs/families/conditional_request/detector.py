@@ -10,7 +10,7 @@ from typing import Any
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Order
 from trace_envs.language.sentences import sentences
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.language.patterns import words_regex
 from trace_envs.language.words import tool_words, verb_synonyms
 from trace_envs.families.conditional_request.task import value_words
@@ -84,7 +84,7 @@ def _branch_seen(run: Any, read: str, write: str, alt: str, field: str, lists: A
         if c.error:
             continue
         if c.name == read:
-            parsed = parse_result(c.result) if c.result else None
+            parsed = read_result(c.result) if c.result else None
             if lists:
                 listed = parsed
             else:
@@ -221,7 +221,7 @@ def _label_from_read(view: Any, read: str, write: str, alt: str, key: str | None
         if c.error:
             continue
         if c.name == read and not made:
-            parsed = parse_result(c.result) if c.result else None
+            parsed = read_result(c.result) if c.result else None
             if lists:
                 listed = parsed
             else:

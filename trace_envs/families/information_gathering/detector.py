@@ -6,7 +6,7 @@ from typing import Any
 
 from trace_envs.checks.attribution import FREE_TEXT_ARGS
 from trace_envs.checks.clauses import CallRef, Check, Grounded
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
 from trace_envs.trajectories.results import ResultIndex
 
@@ -58,7 +58,7 @@ def which_record(view: Any, read: str) -> Label:
     for c in view.run.agent_calls:
         if c.error:
             continue
-        result = parse_result(c.result) if c.result else None
+        result = read_result(c.result) if c.result else None
         if c.name == read:
             args = {str(v) for v in c.arguments.values() if isinstance(v, (str, int))}
             groups += [g for g in lists if g & args]

@@ -9,7 +9,7 @@ from typing import Any
 from trace_envs.checks.clauses import CallMade, CallRef, Check
 from trace_envs.checks.run_view import RunView
 from trace_envs.language.values import number_tokens, text_mentions
-from trace_envs.checks.trace import parse_result
+from trace_envs.checks.trace import read_result
 from trace_envs.families.option_selection.task import CLOCK, as_float, keyed_records, options_of
 from trace_envs.mining import departures
 from trace_envs.mining.detector import Detector, Label, Proposal, ProposalContext, register_detector
@@ -59,7 +59,7 @@ def option_links(runs: list[Any], profile: Any) -> tuple[Counter, dict[str, list
                 continue
             kind = kinds.get(c.name)
             if kind == "read":
-                result = parse_result(c.result)
+                result = read_result(c.result)
                 # a search lists its options as a list, or as a dict keyed by their ids (a product's variants)
                 if not (isinstance(result, list) and result) and not _keyed_listing(result):
                     continue
@@ -152,7 +152,7 @@ def chosen_evidence(runs: list[Any], kinds: dict[str, str], searches: set[str], 
             if c.error:
                 continue
             if c.name in searches:
-                options = [_flat(o) for o in options_of(parse_result(c.result), field)]
+                options = [_flat(o) for o in options_of(read_result(c.result), field)]
                 for o in options:
                     listed[o[field]] = options
             elif c.name == write and kinds.get(c.name) == "write":
@@ -252,7 +252,7 @@ def held_share(runs: list[Any], kinds: dict[str, str], write: str, arg: str, key
             if c.error:
                 continue
             if kinds.get(c.name) == "read" and isinstance(c.arguments.get(key), (str, int)):
-                reads[c.arguments[key]] = set(_leaves(parse_result(c.result)))
+                reads[c.arguments[key]] = set(_leaves(read_result(c.result)))
             elif c.name == write and kinds.get(c.name) == "write":
                 for v in _leaves(c.arguments.get(arg)):
                     total += 1
@@ -293,7 +293,7 @@ class OptionSelectionDetector(Detector):
             if step.kind != "call" or step.error:
                 continue
             if step.name in searches:
-                searched |= set(listed_ids(parse_result(step.result), field))
+                searched |= set(listed_ids(read_result(step.result), field))
             elif step.name == write:
                 picked |= set(_leaves(step.arguments.get(arg))) & searched
         if not picked:

@@ -23,6 +23,7 @@ from trace_envs.language.sentences import SENTENCE_END
 from trace_envs.mining.propose_offline import slug
 from trace_envs.trajectories.device_text import parse_device_text
 from trace_envs.trajectories.results import ResultIndex, flatten
+from trace_envs.jsontext import shared_loads
 
 
 def _proposal(read: str, rargs: list[str], u: str, alt: str, settings: dict[str, dict[str, Any]],
@@ -121,7 +122,7 @@ class UserChange:
 
 def _record(raw: str | None) -> dict[str, Any] | None:
     try:
-        value = json.loads(raw) if raw else None
+        value = shared_loads(raw) if raw else None
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
