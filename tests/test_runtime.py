@@ -251,3 +251,20 @@ def test_records_keyed_by_their_owners_id_are_each_another_users_own():
     records = source.records(3)
     assert len({r["reservation_id"] for r in records}) == 3
     assert len({r["user_id"] for r in records}) == 1  # the owner field apart from the key: the scenario's user
+
+
+def test_a_copied_record_shares_nothing_that_can_change():
+    """Scenarios copy the spec's real records (`copy_record`): a write to the copy, however deep, leaves the spec's
+    record as it was; only the strings and numbers, which cannot change, are shared."""
+    from trace_envs.runtime.world import copy_record
+
+    real = {"id": "W1", "items": [{"price": 12.5, "options": {"size": "8"}}], "address": {"city": "Austin"},
+            "tags": [["a"]], "paid": True, "note": None}
+    copy = copy_record(real)
+    assert copy == real
+    copy["items"][0]["options"]["size"] = "9"
+    copy["items"].append({})
+    copy["address"]["city"] = "Dallas"
+    copy["tags"][0].append("b")
+    assert real == {"id": "W1", "items": [{"price": 12.5, "options": {"size": "8"}}], "address": {"city": "Austin"},
+                    "tags": [["a"]], "paid": True, "note": None}

@@ -65,9 +65,15 @@ def _one_record(result: Any) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-def copy_record(record: dict[str, Any]) -> dict[str, Any]:
-    # Records are parsed JSON: a JSON round trip copies them several times faster than copy.deepcopy.
-    return json.loads(dumps(record))
+def copy_record(record: Any) -> Any:
+    """A copy of a record (parsed JSON) whose dicts and lists are new and whose strings and numbers are the record's
+    own: they cannot change. Twice as fast as a JSON round trip, and the scalars every scenario shares with the
+    spec's records stay in the processor's cache, where serialising a read's reply finds them."""
+    if isinstance(record, dict):
+        return {k: copy_record(v) if isinstance(v, (dict, list)) else v for k, v in record.items()}
+    if isinstance(record, list):
+        return [copy_record(v) if isinstance(v, (dict, list)) else v for v in record]
+    return record
 
 
 class RecordSource:
