@@ -56,9 +56,14 @@ def step_and_reset(env_id: str, steps: int = 300, resets: int = 300, json_repeat
     kind = "tool call" if is_call else "message, the oracle makes no tool call"
     # a message is not JSON: its baseline parses it as the JSON string it would be on the wire
     text = action if is_call else json.dumps(action)
-    base = _median_ns(lambda: json.loads(text), json_repeat)
+    # the baseline in blocks between the steps' blocks: this shared host's speed drifts by half within a minute, and
+    # a ratio of two figures taken a minute apart measured the drift
+    blocks = 10
+    loads: list[float] = []
     samples = []
     for i in range(steps):
+        if i % max(steps // blocks, 1) == 0:
+            loads.append(_median_ns(lambda: json.loads(text), max(json_repeat // blocks, 1)))
         env.reset(seed=i)
         actions = env.oracle_actions()
         for earlier in actions[:index]:
@@ -68,6 +73,7 @@ def step_and_reset(env_id: str, steps: int = 300, resets: int = 300, json_repeat
         env.step(action)
         samples.append(time.perf_counter_ns() - t)
     step = statistics.median(samples)
+    base = statistics.median(loads)
     # A seed the env has not seen builds its scenario; a replayed one (validation, a trainer cycling its seeds) reads
     # the scenario the env kept. The floor holds for the first: a trainer drawing fresh seeds pays it on every episode.
     fresh_seeds = iter(range(10_000, 10_000 + resets))
