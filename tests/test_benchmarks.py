@@ -50,3 +50,14 @@ def test_smoke_runs_report_errors_not_figures(capsys, monkeypatch):
     monkeypatch.setattr("benchmarks.bench_loaders.smoke", lambda: 1 / 0)
     assert main.main(["--smoke", "loaders"]) == 1
     assert "ERROR ZeroDivisionError" in capsys.readouterr().out
+
+
+def test_several_benchmarks_run_each_in_its_own_process(capfd):
+    """`make bench` runs every module in a fresh process (one module's threads and heap slow the next one's figures):
+    each prints its own section, and the exit status is the worst of theirs."""
+    from benchmarks import __main__ as main
+
+    assert main.main(["--smoke", "loaders", "inspect_large"]) == 0
+    out = capfd.readouterr().out
+    assert out.index("== bench_loaders") < out.index("== bench_inspect_large") and "PASS" in out
+    assert main.main(["--smoke", "loaders", "no_such"]) == 2
