@@ -1,7 +1,8 @@
-"""`dumps`: the text `json.dumps(value)` gives with its default arguments, at a third of its cost on small values.
+"""`dumps`: the text `json.dumps(value)` gives with its default arguments, at a third of its cost on small values;
+`shared_loads`: one parse of a text for every reader of it.
 
-`json.dumps` builds a new C encoder on every call; an env step serialises a tool call's arguments and its result, and
-a scenario copies records by a JSON round trip, so that setup was a tenth of a step. This module builds it once.
+`json.dumps` builds a new C encoder on every call; an env step serialises a tool call's arguments and its result, so
+that setup was a tenth of a step. This module builds it once.
 """
 
 from __future__ import annotations

@@ -76,11 +76,11 @@ class ActionTrace(BaseModel):
         return cls(steps=steps, tool_kinds=dict(tool_kinds or {}))
 
 
-def parse_result(raw: Any) -> Any:
+def parse_result(raw: Any, loads: Any = json.loads) -> Any:
     """A tool result as JSON when it parses, else the raw text."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return loads(raw)
         except (ValueError, RecursionError):
             return raw
     return raw
@@ -89,9 +89,4 @@ def parse_result(raw: Any) -> Any:
 def read_result(raw: Any) -> Any:
     """`parse_result` of a real run's result, the parsed value shared with every other reader of the same text
     (`jsontext.shared_loads`): read it, never change it."""
-    if isinstance(raw, str):
-        try:
-            return shared_loads(raw)
-        except (ValueError, RecursionError):
-            return raw
-    return raw
+    return parse_result(raw, shared_loads)

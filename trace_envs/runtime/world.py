@@ -67,8 +67,7 @@ def _one_record(result: Any) -> dict[str, Any] | None:
 
 def copy_record(record: Any) -> Any:
     """A copy of a record (parsed JSON) whose dicts and lists are new and whose strings and numbers are the record's
-    own: they cannot change. Twice as fast as a JSON round trip, and the scalars every scenario shares with the
-    spec's records stay in the processor's cache, where serialising a read's reply finds them."""
+    own: they cannot change. Twice as fast as a JSON round trip (a reset copies the spec's records it draws)."""
     if isinstance(record, dict):
         return {k: copy_record(v) if isinstance(v, (dict, list)) else v for k, v in record.items()}
     if isinstance(record, list):

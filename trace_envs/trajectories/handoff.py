@@ -54,14 +54,13 @@ def says_person_takes_over(text: str | None) -> bool:
     """Whether a sentence of `text` hands the conversation to a person: a person ("a human agent", "a
     representative", "our support team") and a hand-over ("transfer", "escalate", "will contact you") together, or
     anyone taking over the conversation itself."""
-    if not text:
-        return False
     # A match in a sentence is one in the whole text (sentences split at whitespace): most texts, tool results
-    # that are records, are settled by two searches of the whole instead of three per sentence.
-    if not (PERSON.search(text) and TAKEOVER.search(text) or _TAKES_THE_CONVERSATION.search(text)):
-        return False
-    return any(PERSON.search(s) and TAKEOVER.search(s) or _TAKES_THE_CONVERSATION.search(s)
-               for s in _SENTENCE.split(text))
+    # that are records, are settled by the searches of the whole instead of three per sentence.
+    return bool(text) and _hands_over(text) and any(_hands_over(s) for s in _SENTENCE.split(text))
+
+
+def _hands_over(text: str) -> bool:
+    return bool(PERSON.search(text) and TAKEOVER.search(text) or _TAKES_THE_CONVERSATION.search(text))
 
 
 def _policy_sentences(policy: str) -> list[str]:
