@@ -179,6 +179,37 @@ def test_the_fast_encoder_writes_what_json_dumps_writes(value):
     assert dumps(value) == json.dumps(value)
 
 
+@pytest.mark.parametrize("text", [
+    '{"name": "get_order_details", "arguments": {"order_id": "#W1"}}', '[1, 2.5, "x", null, true]', '"a"', "3",
+    "NaN", '{"a": "caf\\u00e9", "b": -0.0, "c": 1e400}', ' {"a": 1}', '{"a": 1} ', '{"a": 1}\n',
+])
+def test_the_fast_parser_reads_what_json_loads_reads(text):
+    from trace_envs.jsontext import loads
+
+    want = json.loads(text)
+    assert loads(text) == want or (want != want and loads(text) != loads(text))  # NaN is not equal to itself
+    assert type(loads(text)) is type(want)
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', '{"a": 1}{}', "nope", '{"a": 01}', "\ufeff{}", '{"a" 1}',
+                                  '["\x01"]'])
+def test_the_fast_parser_refuses_what_json_loads_refuses_with_its_message(text):
+    from trace_envs.jsontext import loads
+
+    with pytest.raises(json.JSONDecodeError) as want:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as got:
+        loads(text)
+    assert str(got.value) == str(want.value)
+
+
+def test_the_fast_parser_overflows_as_json_loads_does():
+    from trace_envs.jsontext import loads
+
+    with pytest.raises(RecursionError):
+        loads("[" * 100_000 + "]" * 100_000)
+
+
 def test_the_fast_encoder_refuses_what_json_refuses():
     from trace_envs.jsontext import dumps
 
@@ -229,6 +260,20 @@ def test_argument_types_as_json_schema_reads_them(schema, value, ok):
     tool = ToolSpec(name="set_x", description="Set x.", kind="write",
                     parameters={"type": "object", "properties": {"x": schema}, "required": ["x"]})
     assert (check_arguments(tool, {"x": value}) is None) is ok
+
+
+def test_an_argument_error_names_what_is_missing_then_what_is_unknown_then_a_wrong_type():
+    from trace_envs.runtime import check_arguments
+    from trace_envs.spec.model import ToolSpec
+
+    tool = ToolSpec(name="set_x", description="Set x.", kind="write",
+                    parameters={"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "string"}},
+                                "required": ["x"]})
+    assert check_arguments(tool, {"y": 1, "z": 2}) == "missing required argument(s) for set_x: x"
+    # the wrong type comes first in the arguments, the unknown names are still what the error gives
+    assert check_arguments(tool, {"x": "1", "z": 2, "w": 3}) == "unknown argument(s) for set_x: z, w"
+    assert check_arguments(tool, {"x": 1, "y": 2}) == "argument 'y' of set_x must be string"
+    assert check_arguments(tool, {"x": 1, "y": "2"}) is None
 
 
 def test_records_keyed_by_their_owners_id_are_each_another_users_own():

@@ -102,23 +102,25 @@ def check_arguments(tool: ToolSpec, args: dict[str, Any], types: ArgumentTypes |
     """A cheap argument check against the tool's schema: required present, no unknown names, top-level JSON types.
     `types` is `argument_types(tool)`, which an env reads once per tool."""
     required, types_of = types or argument_types(tool)
-    missing = [a for a in required if a not in args]
-    if missing:
-        return f"missing required argument(s) for {tool.name}: {', '.join(missing)}"
-    unknown = [a for a in args if a not in types_of]
-    if unknown:
-        return f"unknown argument(s) for {tool.name}: {', '.join(map(str, unknown))}"
+    for a in required:
+        if a not in args:
+            missing = [a for a in required if a not in args]
+            return f"missing required argument(s) for {tool.name}: {', '.join(missing)}"
+    # one pass over the arguments on the usual path; an error names every unknown argument first, as it always has
     for name, value in args.items():
-        want = types_of[name]
+        want = types_of.get(name, _UNKNOWN)
         if want is None:
             continue
-        kinds, accepted, bool_ok = want
-        if not isinstance(value, accepted) or (not bool_ok and isinstance(value, bool)):
-            return f"argument {name!r} of {tool.name} must be {' or '.join(kinds)}"
+        if want is _UNKNOWN or not isinstance(value, want[1]) or (not want[2] and isinstance(value, bool)):
+            unknown = [a for a in args if a not in types_of]
+            if unknown:
+                return f"unknown argument(s) for {tool.name}: {', '.join(map(str, unknown))}"
+            return f"argument {name!r} of {tool.name} must be {' or '.join(want[0])}"
     return None
 
 
 ArgumentTypes = tuple[list[str], dict[str, Any]]
+_UNKNOWN = object()
 
 
 def argument_types(tool: ToolSpec) -> ArgumentTypes:

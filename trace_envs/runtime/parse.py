@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_envs.jsontext import loads
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 
 MAX_ACTION_CHARS = 200_000
@@ -87,7 +88,7 @@ def _bounded(parsed: ParsedAction) -> ParsedAction:
 
 def _calls_from_json_text(body: str) -> list[ParsedCall] | str:
     try:
-        data = json.loads(body)
+        data = loads(body)
     except RecursionError:
         return "invalid tool call JSON: nested too deeply"
     except ValueError as exc:
@@ -124,7 +125,7 @@ def _one_call(data: dict[str, Any], call_id: str | None) -> list[ParsedCall] | s
     args = data.get("arguments", data.get("parameters", {}))
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = loads(args) if args.strip() else {}
         except (ValueError, RecursionError) as exc:
             return f"invalid arguments for {name}: not JSON ({exc})"
     if args is None:

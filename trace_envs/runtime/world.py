@@ -570,6 +570,8 @@ class RecordEnv(TraceEnv):
             self.tool_specs = working
             self._tools = {t.name: t for t in working}
             self._schemas = [tool_schema(t) for t in working]
+        roles = self.SPEC.roles
+        self._listing = listing_of(self.SPEC, roles.get("read"), roles.get("key"))  # read on every read's step
 
     def works(self, tool: ToolSpec) -> bool:
         """Whether this env can run `tool` honestly."""
@@ -582,7 +584,7 @@ class RecordEnv(TraceEnv):
         roles = self.SPEC.roles
         key = roles["key"]
         if name == roles.get("read"):
-            lists = listing_of(self.SPEC, name, key)
+            lists = self._listing
             if lists is not None:
                 owner = self.scenario.facts.get(owner_label(lists)) if self.scenario is not None else None
                 return list_records(self.SPEC.tool(name), lists, state, args, owner)
