@@ -25,7 +25,7 @@ from trace_envs.jsontext import dumps
 from trace_envs.language.hints import section as hint_section
 from trace_envs.limits import MAX_ARGUMENT_DEPTH, nesting_exceeds
 from trace_envs.runtime.backend import argument_mutants, bound_check, refusal, string_leaves
-from trace_envs.runtime.parse import clean_text, parse_action
+from trace_envs.runtime.parse import ParsedCall, clean_text, parse_action
 from trace_envs.runtime.scenario import RESULT, Scenario, ToolError
 from trace_envs.runtime.text_space import SharedText
 from trace_envs.runtime.user import ScriptedUser
@@ -286,7 +286,7 @@ class TraceEnv(gym.Env[str, str]):
         elif parsed.calls:
             if parsed.text:
                 self._record_say(parsed.text)
-            obs = self._run_calls([(c.name, c.arguments, c.call_id) for c in parsed.calls])
+            obs = self._run_calls(parsed.calls)
         else:
             obs, ended = self.say(parsed.text)
             self.done = self.done or ended
@@ -333,7 +333,7 @@ class TraceEnv(gym.Env[str, str]):
             self._steps.append(TraceStep.of_call(name, {}, error, True))
             self.user.observe_call(name, {}, ok=False, kind=self._kinds.get(name))
             return error
-        return self._run_calls([(name, args, None)])
+        return self._run_calls([ParsedCall(name, args)])
 
     def say(self, text: str) -> tuple[str, bool]:
         """The agent tells the user `text`; returns the user's reply and whether the user ended the conversation."""
@@ -395,12 +395,13 @@ class TraceEnv(gym.Env[str, str]):
         self._steps.append(TraceStep.of_call(name, args, result, error))
         return result
 
-    def _run_calls(self, calls: list[tuple[str, dict[str, Any], str | None]]) -> str:
+    def _run_calls(self, calls: list[ParsedCall]) -> str:
         assert self.scenario is not None
         tool_calls, outputs = [], []
-        for name, args, call_id in calls:
+        for call in calls:
+            name, args = call.name, call.arguments
             self._call_counter += 1
-            cid = call_id or f"call_{self._call_counter}"
+            cid = call.call_id or f"call_{self._call_counter}"
             tool_calls.append(
                 {"id": cid, "type": "function", "function": {"name": name, "arguments": dumps(args)}}
             )
