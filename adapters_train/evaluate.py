@@ -12,6 +12,7 @@ runs every kind and reaches these through the training seam (`model_policy`).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -74,7 +75,7 @@ class ChatPolicy:
                         elif not isinstance(args, dict):
                             result = json.dumps({"error": "arguments must be a JSON object"})
                         else:
-                            result = tools[name](**args)
+                            result = _call_tool(tools[name], args)
                         convs[i].append({"role": "tool", "name": name, "content": str(result),
                                          **({"tool_call_id": call["id"]} if call.get("id") else {})})
                     # Once the user has ended the conversation the episode is over, as `step` says in the Gym env;
@@ -90,6 +91,16 @@ class ChatPolicy:
             if progress:
                 print(f"[eval] {len(out)}/{len(jobs)} episodes", file=sys.stderr, flush=True)
         return out
+
+
+def _call_tool(fn: Any, args: dict[str, Any]) -> Any:
+    """A bridge tool called with a model's arguments. Arguments the tool does not take (a missing `message`, a
+    misspelt name) are the call's error result, as TRL's rollout loop makes them, not the end of the evaluation."""
+    try:
+        inspect.signature(fn).bind(**args)
+    except TypeError as exc:
+        return json.dumps({"error": str(exc)})
+    return fn(**args)
 
 
 class HFPolicy(ChatPolicy):

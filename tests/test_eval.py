@@ -128,6 +128,32 @@ def test_hf_tiny_policy_calibrates_hinted_and_plain_rollouts_apart() -> None:
     assert "success_hinted:" in rep.format() and "suggested_hint_fraction:" in rep.format()
 
 
+def test_a_model_call_with_arguments_its_tool_does_not_take_is_an_error_result_not_a_crash() -> None:
+    """A sampled model writes `send_message_to_user` without its `message`, or with an argument it does not take: the call's
+    result is the error (as TRL's rollout loop makes it) and the episode goes on and is scored."""
+    pytest.importorskip("trl")
+    from adapters_train.evaluate import ChatPolicy
+
+    class Scripted(ChatPolicy):
+        name = "scripted-chat"
+        turns = [
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "send_message_to_user", "arguments": {}}}]},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "send_message_to_user", "arguments": {"message": "Hi", "tone": "warm"}}}]},
+            {"role": "assistant", "content": "Goodbye."},
+        ]
+
+        def respond(self, conversations, tools):
+            return [self.turns[sum(m["role"] == "assistant" for m in conv)] for conv in conversations]
+
+    (result,) = Scripted().rollouts(TOY_ENV_ID, [0], 1)
+    tool_results = [m["content"] for m in result.messages if m["role"] == "tool"]
+    assert len(tool_results) == 2 and result.turns == 3 and result.reward == 0.0
+    assert "'message'" in json.loads(tool_results[0])["error"]
+    assert "'tone'" in json.loads(tool_results[1])["error"]
+
+
 def test_calibration_splits_hinted_and_plain_rollouts() -> None:
     from adapters_train.calibrate import suggest_hint_fraction
 
