@@ -69,6 +69,10 @@ class CalibrationReport:
                 f"groups_informative_plain_only: {_fmt(self.share_informative_plain)}",
                 f"suggested_hint_fraction: {_fmt(self.suggested_hint_fraction)}",
             ]
+            if hint_does_not_help(self.success_hinted, self.success_plain):
+                lines.append("hint_note: hinted rollouts did no better than plain ones, so the hint does not help this "
+                             "policy: train without it (--hint-fraction 0), after a warm start if plain groups are "
+                             "all zero")
         lines += [f"verdict: {self.verdict}", f"advice: {self.advice}"]
         return "\n".join(lines)
 
@@ -77,15 +81,24 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def suggest_hint_fraction(success_hinted: float | None, informative_plain: float | None) -> float:
-    """The hint fraction to train with: none when plain groups already carry a gradient; half the group when hinted
-    rollouts still mostly fail (more of them, so that a group holds a success); the paper's low end when hinted
-    rollouts succeed often enough (60% and up); the middle otherwise."""
+def suggest_hint_fraction(success_hinted: float | None, informative_plain: float | None,
+                          success_plain: float | None = None) -> float:
+    """The hint fraction to train with: none when plain groups already carry a gradient, or when hinted rollouts do
+    no better than plain ones (the hint does not help this policy: SmolLM2-135M after a warm start succeeded on 0 of
+    16 hinted hand-off rollouts and 2 of 16 plain ones); half the group when hinted rollouts still mostly fail (more of
+    them, so that a group holds a success); the paper's low end when hinted rollouts succeed often enough (60% and
+    up); the middle otherwise."""
     if informative_plain is not None and informative_plain >= 0.5:
+        return 0.0
+    if hint_does_not_help(success_hinted, success_plain):
         return 0.0
     if success_hinted is None or success_hinted < 0.3:
         return 0.5
     return 0.25 if success_hinted >= 0.6 else 0.375
+
+
+def hint_does_not_help(success_hinted: float | None, success_plain: float | None) -> bool:
+    return success_hinted is not None and success_plain is not None and success_hinted <= success_plain
 
 
 def verdict_for(success_rate: float, informative: float, all_success: float, all_zero: float) -> tuple[str, str]:
@@ -128,6 +141,7 @@ def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: 
     success = sum(r.passed for r in results) / max(len(results), 1)
     verdict, advice = verdict_for(success, informative, all_success, all_zero)
     hinted = [r for r in results if r.hinted]
+    plain = [r for r in results if not r.hinted]
     plain_groups = [[r for r in g if not r.hinted] for g in groups]
     informative_plain = _informative(plain_groups)
     per_group = hinted_count(k, hint_fraction)
@@ -149,18 +163,21 @@ def summarize_groups(env_id: str, policy: str, results: list[EpisodeResult], k: 
         hint_fraction=hint_fraction,
         hinted_per_group=per_group,
         success_hinted=_success(hinted),
-        success_plain=_success([r for r in results if not r.hinted]),
+        success_plain=_success(plain),
         share_informative_plain=informative_plain,
-        suggested_hint_fraction=suggest_hint_fraction(_success(hinted), informative_plain) if per_group else None,
+        suggested_hint_fraction=suggest_hint_fraction(_success(hinted), informative_plain, _success(plain))
+        if per_group else None,
     )
 
 
 def calibrate(env_id: str, policy: Any, groups: int = 16, k: int = 8, *, seed_offset: int = CALIBRATION_SEED_OFFSET,
-              progress: bool = False, hint_fraction: float | None = None, **opts: Any) -> CalibrationReport:
+              progress: bool = False, hint_fraction: float | None = None, max_turns: int | None = None,
+              **opts: Any) -> CalibrationReport:
     """Sample `groups` groups of `k` rollouts of `policy` (an object, or its text for
     `trace_envs.evaluation.build_policy`; `opts` are its `PolicyOptions`, None values ignored, a model policy
     sampling at `CALIBRATION_TEMPERATURE` unless told otherwise). `hint_fraction`: hint that share of every group
-    (a model policy; a scripted one plays the same with or without)."""
+    (a model policy; a scripted one plays the same with or without). `max_turns`: assistant turns per rollout of a
+    model policy (None: the env's)."""
     from adapters_train.hints import hinted_count
 
     import trace_envs  # noqa: F401
@@ -173,6 +190,8 @@ def calibrate(env_id: str, policy: Any, groups: int = 16, k: int = 8, *, seed_of
     seeds = list(range(seed_offset, seed_offset + groups))
     fraction = float(hint_fraction or 0.0)
     extra: dict[str, Any] = {"progress": progress} if progress else {}
+    if max_turns is not None:
+        extra["max_turns"] = max_turns
     if hinted_count(k, fraction):
         extra["hinted"] = hinted_count(k, fraction)
     results = pol.rollouts(env_id, seeds, k, **extra)

@@ -98,6 +98,23 @@ def test_cli_calibrate_scripted() -> None:
     assert rep["verdict"] == "too hard" and rep["share_all_zero"] == 1.0 and "pass@4" in rep["pass_at"]
     res = _cli("calibrate", ENVS[0], "--policy", "scripted:oracle", "--groups", "2", "--k", "2")
     assert "verdict: too easy" in res.stdout
+    # the model policies' budget options are accepted (a scripted policy plays the same)
+    res = _cli("calibrate", ENVS[0], "--policy", "scripted:oracle", "--groups", "1", "--k", "2", "--max-turns", "6",
+               "--max-new-tokens", "128")
+    assert res.exit_code == 0 and "verdict: too easy" in res.stdout, res.output
+
+
+def test_calibration_hands_its_turn_budget_to_the_model_policys_rollouts() -> None:
+    pytest.importorskip("trl")
+    from adapters_train.calibrate import calibrate
+    from trace_envs.evaluation import PolicyOptions, build_policy
+
+    pol = build_policy("hf:tiny", PolicyOptions(temperature=1.0, max_new_tokens=8))
+    asked = []
+    rollouts = pol.rollouts
+    pol.rollouts = lambda *a, **kw: asked.append(kw) or rollouts(*a, **kw)
+    rep = calibrate(TOY_ENV_ID, pol, groups=2, k=2, max_turns=1, hint_fraction=0.5)
+    assert asked == [{"max_turns": 1, "hinted": 1}] and rep.groups == 2
 
 
 def test_hf_tiny_policy_runs_through_the_bridge() -> None:
@@ -165,7 +182,29 @@ def test_calibration_splits_hinted_and_plain_rollouts() -> None:
     assert rep.share_informative == 1.0 and rep.share_informative_plain == 0.0  # the hints make every group count
     assert rep.suggested_hint_fraction == 0.25
     assert suggest_hint_fraction(0.1, 0.0) == 0.5 and suggest_hint_fraction(0.9, 0.75) == 0.0
+    assert suggest_hint_fraction(0.1, 0.0, success_plain=0.0) == 0.5
     assert summarize_groups("trace/x", "p", results, 4).suggested_hint_fraction is None
+    assert "hint_note" not in rep.format()
+
+
+def test_calibration_suggests_no_hint_where_hinted_rollouts_do_no_better_than_plain_ones() -> None:
+    """What SmolLM2-135M did on the hand-off env after its warm start: hinted rollouts 0 of 16, plain 2 of 16, one
+    group in four varied. More hints would only make more groups all zero."""
+    results = []
+    for seed in range(8):
+        group = _group(seed, [0, 0, 0, 1 if seed in (4, 7) else 0])
+        for r in group:
+            r.hinted = r.sample < 2
+        results += group
+    rep = summarize_groups("trace/x", "p", results, 4, hint_fraction=0.5)
+    assert rep.success_hinted == 0.0 and rep.success_plain == 0.125 and rep.share_informative_plain == 0.25
+    assert rep.suggested_hint_fraction == 0.0
+    assert "hint_note: hinted rollouts did no better than plain ones" in rep.format()
+    # the base model, which writes no tool call hinted or not: no share of hints helps it either
+    zero = [r for seed in range(2) for r in _group(seed, [0, 0, 0, 0])]
+    for r in zero:
+        r.hinted = r.sample < 2
+    assert summarize_groups("trace/x", "p", zero, 4, hint_fraction=0.5).suggested_hint_fraction == 0.0
 
 
 def test_unknown_policy_is_a_clear_error() -> None:

@@ -158,6 +158,8 @@ def calibrate_cmd(
     base_url: Annotated[Optional[str], typer.Option("--base-url", help=EvalOptions.model_fields["base_url"].description)] = None,
     chat_template: Annotated[Optional[str], typer.Option(help=EvalOptions.model_fields["chat_template"].description)] = None,
     hint_fraction: Annotated[Optional[float], typer.Option("--hint-fraction", help="Hint this share of every group's rollouts, as training does (report hinted and plain success apart and suggest the share).")] = None,
+    max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help=EvalOptions.model_fields["max_new_tokens"].description)] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", help=EvalOptions.model_fields["max_turns"].description)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
     """Is this env trainable for this policy? Reward, success, group statistics, pass@k, verdict and the knob to turn."""
@@ -171,7 +173,8 @@ def calibrate_cmd(
     env_id = resolve_env(env)
     try:
         report = trainer.calibrate(env_id, policy, groups, k, temperature=temperature, base_url=base_url,
-                                   chat_template=chat_template, progress=not json_out, hint_fraction=hint_fraction)
+                                   chat_template=chat_template, progress=not json_out, hint_fraction=hint_fraction,
+                                   max_new_tokens=max_new_tokens, max_turns=max_turns)
     except ValueError as exc:
         raise fail(one_line(exc)) from None
     print(json.dumps(report.to_dict(), indent=2) if json_out else report.format())
