@@ -28,9 +28,9 @@ from typing import Any, Iterable, Literal, Mapping
 from pydantic import BaseModel, Field
 
 from trace_envs.language.refusals import refuses_with_reason
+from trace_envs.checks.trace import read_result
 from trace_envs.trajectories.handoff import is_handoff
 from trace_envs.trajectories.models import PROSE_ARGS, GroundTruthAction, Run, ToolCall
-from trace_envs.jsontext import shared_loads
 
 DepartureKind = Literal[
     "missing_write", "wrong_number", "user_claim", "other_option", "invented_value", "other_value",
@@ -152,10 +152,7 @@ class _Seen:
             for c in self.run.tool_calls:
                 if c.result is None or c.error:
                     continue
-                try:
-                    data = shared_loads(c.result)
-                except (ValueError, RecursionError):
-                    data = c.result
+                data = read_result(c.result)
                 self._results.append((c.message_index, c.name, {str(x) for x in leaves(data)}, c.result.lower()))
         return self._results
 

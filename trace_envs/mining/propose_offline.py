@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from trace_envs.checks.attribution import attribute
+from trace_envs.checks.trace import read_result
 from trace_envs.families import get_task
 from trace_envs.mining.detector import Proposal, ProposalContext, all_detectors, detector_for, get_detector
 from trace_envs.language.confirmations import policy_requires_confirmation
@@ -28,7 +29,6 @@ from trace_envs.trajectories.models import Run
 from trace_envs.families.kit import listing_check
 from trace_envs.spec.model import ListedRecords
 from trace_envs.trajectories.results import ResultIndex, gate_candidates, items_at
-from trace_envs.jsontext import shared_loads
 
 
 def slug(text: str, limit: int = 63) -> str:
@@ -59,12 +59,8 @@ def _pairs(runs: list[Run], kinds: dict[str, str], listed: dict[str, tuple[str, 
                     if isinstance(v, (str, int, float)):
                         seen.setdefault((k, str(v)), set()).add(c.name)
                 if c.name in listed and c.result and not c.error:
-                    try:
-                        data = shared_loads(c.result)
-                    except (ValueError, RecursionError):
-                        data = None
                     path, field = listed[c.name]
-                    for item in items_at(data, path):
+                    for item in items_at(read_result(c.result), path):
                         if isinstance(item.get(field), str):
                             seen.setdefault((field, item[field]), set()).add(c.name)
             elif kind == "write":

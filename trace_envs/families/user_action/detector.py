@@ -22,8 +22,8 @@ from trace_envs.language.instructions import names_action
 from trace_envs.language.sentences import SENTENCE_END
 from trace_envs.mining.propose_offline import slug
 from trace_envs.trajectories.device_text import parse_device_text
+from trace_envs.checks.trace import read_result
 from trace_envs.trajectories.results import ResultIndex, flatten
-from trace_envs.jsontext import shared_loads
 
 
 def _proposal(read: str, rargs: list[str], u: str, alt: str, settings: dict[str, dict[str, Any]],
@@ -121,10 +121,7 @@ class UserChange:
 
 
 def _record(raw: str | None) -> dict[str, Any] | None:
-    try:
-        value = shared_loads(raw) if raw else None
-    except (ValueError, RecursionError):
-        return None
+    value = read_result(raw) if raw else None
     return value if isinstance(value, dict) else None
 
 
